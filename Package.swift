@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libtether.so = the C face (Tether) over the reactive core (TetherCore).
+// The core has no C types so it can be tested and measured alone and reused by
+// the daemon; CTether exposes include/tether.h to Swift so the @_cdecl exports
+// are checked against the very types C programs see.
+let package = Package(
+    name: "Tether",
+    products: [
+        .library(name: "tether", type: .dynamic, targets: ["Tether"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+        .target(name: "CTether"),
+        .target(
+            name: "TetherCore",
+            dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]
+        ),
+        // Swift 5 mode for the C face: it is all raw pointers and manual
+        // locking, which strict concurrency checking cannot see into.
+        .target(
+            name: "Tether",
+            dependencies: ["TetherCore", "CTether", "CLibUV"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
+    ]
+)

@@ -1,0 +1,28 @@
+/* Exposes the public header to Swift (so the @_cdecl exports use the very
+ * types C programs see) plus the library's private per-thread state. */
+#ifndef CTETHER_H
+#define CTETHER_H
+
+#include "../../../include/tether.h"
+
+#define TETHER_INTERNAL __attribute__((visibility("hidden")))
+
+/* How many runtimes one thread can be delivering callbacks for at once
+ * (a callback of runtime A writing runtime B with SYNC observers nests). */
+#define TETHER_INTERNAL_MAX_NESTING 16
+
+/* Per-thread state. Thread-local in C because Swift has no cheap native
+ * thread-local storage and the error message must outlive the failing call. */
+typedef struct tether_internal_tls {
+  char message[1024];
+  unsigned depth;
+  uint64_t runtime[TETHER_INTERNAL_MAX_NESTING]; /* runtime handle ids, innermost last */
+  uint32_t round[TETHER_INTERNAL_MAX_NESTING];   /* round a write from that callback gets */
+} tether_internal_tls_t;
+
+TETHER_INTERNAL tether_internal_tls_t *tether_internal_tls(void);
+
+/* Stores the thread's last error message (len bytes, truncated to fit). */
+TETHER_INTERNAL void tether_internal_set_message(const char *msg, size_t len);
+
+#endif

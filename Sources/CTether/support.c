@@ -1,0 +1,41 @@
+/* The parts of the C face that are plain C: version strings, error strings
+ * and the per-thread state they read. */
+#include "CTether.h"
+
+#include <string.h>
+
+static _Thread_local tether_internal_tls_t tls;
+
+tether_internal_tls_t *tether_internal_tls(void) { return &tls; }
+
+void tether_internal_set_message(const char *msg, size_t len) {
+  if (len >= sizeof tls.message) len = sizeof tls.message - 1;
+  memcpy(tls.message, msg, len);
+  tls.message[len] = '\0';
+}
+
+const char *tether_last_error(void) { return tls.message; }
+
+const char *tether_version(void) { return TETHER_VERSION_STRING; }
+
+unsigned tether_version_hex(void) { return TETHER_VERSION_HEX; }
+
+const char *tether_strerror(int code) {
+  switch (code) {
+  case TETHER_OK: return "success";
+  case TETHER_EINVAL: return "invalid argument";
+  case TETHER_ESTALE: return "stale handle";
+  case TETHER_ETYPE: return "wrong value type";
+  case TETHER_EPATH: return "malformed path";
+  case TETHER_ENOTFOUND: return "path not found";
+  case TETHER_EJSON: return "malformed JSON";
+  case TETHER_ERANGE: return "out of range";
+  case TETHER_ENOMEM: return "out of memory";
+  case TETHER_ELOOP: return "callback feedback loop";
+  case TETHER_EBUSY: return "would wait on itself";
+  case TETHER_ETHREAD: return "wrong thread";
+  case TETHER_EUV: return "libuv error";
+  case TETHER_EREADONLY: return "read-only";
+  default: return "unknown error";
+  }
+}

@@ -1,0 +1,92 @@
+import CTether
+import Glibc
+import TetherCore
+
+// The observer functions of include/tether.h.
+
+/// "" for observers of the whole value; allocated once, never freed.
+private let rootPathCString: UnsafeMutablePointer<CChar> = strdup("")!
+
+/// Lends `value` to C as a `const tether_value_t *` for the duration of `body`.
+@inline(__always)
+private func lend<R>(_ value: Value?, _ body: (OpaquePointer?) -> R) -> R {
+    guard var value else { return body(nil) }
+    return withUnsafeMutablePointer(to: &value) { body(OpaquePointer($0)) }
+}
+
+/// Builds the Swift sink that calls a C observer, and the release that calls
+/// its destroy function and frees the path string.
+private func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
+                      destroy: tether_destroy_fn?, path: JSONPointer?) -> ObserverSink {
+    let pathC = path.map { strdup($0.description)! } ?? rootPathCString
+    return ObserverSink(
+        call: { change in
+            lend(change.oldValue) { old in
+                lend(change.newValue) { new in
+                    var c = tether_change_t()
+                    c.observer = tether_observer_t(id: HandleCodec.observer(slot, change.observer))
+                    c.state = tether_state_t(id: HandleCodec.state(slot, change.state))
+                    c.path = UnsafePointer(pathC)
+                    c.old_value = old
+                    c.new_value = new
+                    c.revision = change.revision
+                    c.flags = change.isInitial ? UInt32(TETHER_CHANGE_INITIAL) : 0
+                    fn(&c, userData)
+                }
+            }
+        },
+        release: {
+            destroy?(userData)
+            if pathC != rootPathCString { free(pathC) }
+        })
+}
+
+@_cdecl("tether_observe")
+public func tether_observe(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ flags: UInt32,
+                           _ fn: tether_observer_fn?, _ userData: UnsafeMutableRawPointer?,
+                           _ destroy: tether_destroy_fn?, _ out: UnsafeMutablePointer<tether_observer_t>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_observe: out is NULL") }
+    guard let fn else { return fail(.invalidArgument, "tether_observe: fn is NULL") }
+    let known = UInt32(TETHER_OBSERVE_SYNC | TETHER_OBSERVE_INITIAL | TETHER_OBSERVE_EQUAL)
+    guard flags & ~known == 0 else {
+        return fail(.invalidArgument, "tether_observe: unknown observer flags 0x\(String(flags, radix: 16))")
+    }
+    let observed: JSONPointer
+    do { observed = try pointer(path, nullIsRoot: true) } catch {
+        return fail(TetherError(error.code, "tether_observe: \(error.message)"))
+    }
+    guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
+    let sink = makeSink(slot: runtime.slotIndex, fn: fn, userData: userData, destroy: destroy,
+                        path: observed.isRoot ? nil : observed)
+    let h = HandleCodec.decode(s.id)
+    do {
+        let id = try runtime.graph.observe(StateID(index: h.index, generation: h.generation), path: observed,
+                                           options: ObserverOptions(rawValue: flags), sink: sink)
+        out.pointee = tether_observer_t(id: HandleCodec.observer(runtime.slotIndex, id))
+    } catch {
+        runtime.lock.unlock()
+        return fail(TetherError(error.code, "tether_observe(state \(hex(s.id))): \(error.message)"))
+        // The sink is dropped unreleased: on error the caller keeps user_data.
+    }
+    runtime.wakeLoopIfNeeded()
+    let sync = runtime.graph.hasSyncWork
+    runtime.lock.unlock()
+    if sync && !DeliveryContext.isDelivering(runtime.id) { runtime.deliverSync() }
+    return 0
+}
+
+@_cdecl("tether_observer_remove")
+public func tether_observer_remove(_ o: tether_observer_t) -> Int32 {
+    guard let runtime = RuntimeTable.acquire(o.id, .observer) else { return staleHandle("observer", o.id) }
+    let h = HandleCodec.decode(o.id)
+    let sink: ObserverSink?
+    do {
+        sink = try runtime.graph.removeObserver(ObserverID(index: h.index, generation: h.generation))
+    } catch {
+        runtime.lock.unlock()
+        return fail(TetherError(error.code, "tether_observer_remove(\(hex(o.id))): \(error.message)"))
+    }
+    runtime.lock.unlock()
+    sink?.runRelease()
+    return 0
+}

@@ -1,0 +1,55 @@
+import CTether
+
+/// Which runtimes the current thread is running callbacks for, and the round
+/// a write from inside each gets. Lets a write from a callback (a) skip
+/// delivering itself — the outer delivery loop will, after the callback
+/// returns — and (b) carry its depth, so feedback loops are cut.
+enum DeliveryContext {
+    /// The round a write from this thread gets for `runtime`: 0 outside its callbacks.
+    @inline(__always)
+    static func round(for runtime: UInt64) -> UInt32 {
+        let tls = tether_internal_tls()!
+        var i = Int(tls.pointee.depth)
+        if i == 0 { return 0 }
+        return withUnsafeBytes(of: &tls.pointee.runtime) { ids in
+            withUnsafeBytes(of: &tls.pointee.round) { rounds in
+                while i > 0 {
+                    i -= 1
+                    if ids.load(fromByteOffset: i * 8, as: UInt64.self) == runtime {
+                        return rounds.load(fromByteOffset: i * 4, as: UInt32.self)
+                    }
+                }
+                return 0
+            }
+        }
+    }
+
+    static func isDelivering(_ runtime: UInt64) -> Bool {
+        let tls = tether_internal_tls()!
+        var i = Int(tls.pointee.depth)
+        return withUnsafeBytes(of: &tls.pointee.runtime) { ids in
+            while i > 0 {
+                i -= 1
+                if ids.load(fromByteOffset: i * 8, as: UInt64.self) == runtime { return true }
+            }
+            return false
+        }
+    }
+
+    static var isInAnyCallback: Bool { tether_internal_tls()!.pointee.depth > 0 }
+
+    /// False when nesting is too deep (a chain of 16 runtimes' callbacks).
+    static func push(_ runtime: UInt64, round: UInt32) -> Bool {
+        let tls = tether_internal_tls()!
+        let d = Int(tls.pointee.depth)
+        guard d < Int(TETHER_INTERNAL_MAX_NESTING) else { return false }
+        withUnsafeMutableBytes(of: &tls.pointee.runtime) { $0.storeBytes(of: runtime, toByteOffset: d * 8, as: UInt64.self) }
+        withUnsafeMutableBytes(of: &tls.pointee.round) { $0.storeBytes(of: round, toByteOffset: d * 4, as: UInt32.self) }
+        tls.pointee.depth += 1
+        return true
+    }
+
+    static func pop() {
+        tether_internal_tls()!.pointee.depth -= 1
+    }
+}

@@ -1,0 +1,26 @@
+import CTether
+import TetherCore
+
+/// Records the message for tether_last_error() and returns the code.
+/// Kept out of line: messages are built only on the failure path.
+@inline(never)
+func fail(_ error: TetherError) -> Int32 {
+    var message = error.message
+    message.withUTF8 { buf in
+        buf.withMemoryRebound(to: CChar.self) { tether_internal_set_message($0.baseAddress, $0.count) }
+    }
+    return error.code.rawValue
+}
+
+@inline(never)
+func fail(_ code: ErrorCode, _ message: String) -> Int32 {
+    fail(TetherError(code, message))
+}
+
+/// The runtime of a handle is gone or the handle is of another kind.
+@inline(never)
+func staleHandle(_ what: String, _ id: UInt64) -> Int32 {
+    fail(.stale, "\(what) handle 0x\(String(id, radix: 16)) is stale: it was freed, its runtime was freed, or it never existed")
+}
+
+func hex(_ id: UInt64) -> String { "0x" + String(id, radix: 16) }

@@ -1,0 +1,47 @@
+import TetherCore
+
+/// The 64 bits of a C handle:
+///
+///     63      54 53  50 49             26 25          0
+///     | runtime | kind |      index      | generation |
+///
+/// The runtime slot finds the runtime without a global lock; the kind makes a
+/// state id passed as an observer id (through a cast) fail cleanly; index and
+/// generation come from the graph. Generation 0 is never issued, so {0} is
+/// always stale.
+enum HandleKind: UInt64 {
+    case runtime = 0, state = 1, observer = 2
+}
+
+struct DecodedHandle {
+    var slot: Int
+    var kind: UInt64
+    var index: UInt32
+    var generation: UInt32
+}
+
+enum HandleCodec {
+    static let slotBits: UInt64 = 10
+    static let maxRuntimes = 1 << 10
+    static let indexBits: UInt64 = 24
+    static let generationBits = UInt64(GenerationCounter.bits)
+
+    @inline(__always)
+    static func encode(slot: Int, kind: HandleKind, index: UInt32, generation: UInt32) -> UInt64 {
+        UInt64(slot) << 54 | kind.rawValue << 50 | UInt64(index) << 26 | UInt64(generation)
+    }
+
+    @inline(__always)
+    static func decode(_ id: UInt64) -> DecodedHandle {
+        DecodedHandle(slot: Int(id >> 54), kind: (id >> 50) & 0xF,
+                      index: UInt32((id >> 26) & 0xFF_FFFF), generation: UInt32(id & 0x3FF_FFFF))
+    }
+
+    static func state(_ slot: Int, _ id: StateID) -> UInt64 {
+        encode(slot: slot, kind: .state, index: id.index, generation: id.generation)
+    }
+
+    static func observer(_ slot: Int, _ id: ObserverID) -> UInt64 {
+        encode(slot: slot, kind: .observer, index: id.index, generation: id.generation)
+    }
+}

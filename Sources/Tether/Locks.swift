@@ -1,0 +1,38 @@
+import Glibc
+
+/// A pthread mutex at a stable address (Swift may move a stored struct, and a
+/// pthread_mutex_t must not move). Paired with `Condition` for flush waits,
+/// which Synchronization.Mutex cannot do.
+final class Lock {
+    let raw: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        raw = .allocate(capacity: 1)
+        pthread_mutex_init(raw, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(raw)
+        raw.deallocate()
+    }
+
+    @inline(__always) func lock() { pthread_mutex_lock(raw) }
+    @inline(__always) func unlock() { pthread_mutex_unlock(raw) }
+}
+
+final class Condition {
+    let raw: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        raw = .allocate(capacity: 1)
+        pthread_cond_init(raw, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(raw)
+        raw.deallocate()
+    }
+
+    func wait(_ lock: Lock) { pthread_cond_wait(raw, lock.raw) }
+    func broadcast() { pthread_cond_broadcast(raw) }
+}

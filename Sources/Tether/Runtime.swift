@@ -1,0 +1,81 @@
+import CLibUV
+import CTether
+import Glibc
+import TetherCore
+
+/// A runtime: one graph, one libuv loop, and the machinery that delivers the
+/// graph's queued observer calls (see RuntimeDelivery.swift) and tears it all
+/// down (RuntimeLifecycle.swift).
+///
+/// Locking: `lock` (the slot's) guards the graph and every mutable field
+/// here. `deliveryLock` is held by whichever thread is running callbacks, so
+/// callbacks never run concurrently; it is always taken before `lock`, never
+/// while holding it.
+final class Runtime {
+    enum Mode { case thread, host, external }
+
+    let slot: RuntimeSlot
+    let slotIndex: Int
+    let generation: UInt32
+    let mode: Mode
+    let graph: Graph
+    var lock: Lock { slot.lock }
+    var id: UInt64 { HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0, generation: generation) }
+
+    /// Set once by tether_runtime_free; every call checks it under `lock`.
+    var dead = false
+
+    // Delivery.
+    let deliveryLock = Lock()
+    let idleCondition = Condition()
+    var loopDraining = false
+    var drainsStarted: UInt64 = 0
+    var drainsCompleted: UInt64 = 0
+    var feedbackCuts: UInt64 = 0
+    var batch: [UInt32] = []          // owned by the deliveryLock holder
+
+    // The loop.
+    let loop: UnsafeMutablePointer<uv_loop_t>
+    let ownsLoop: Bool
+    let async: UnsafeMutablePointer<uv_async_t>
+    var thread = uv_thread_t()        // TETHER_LOOP_THREAD: the loop thread
+    var loopThread: uv_thread_t       // the thread that runs the loop
+    var asyncClosing = false
+    var insideRun = false             // TETHER_LOOP_HOST: inside tether_runtime_run
+    // Teardown requested from inside a callback, finished when it returns.
+    var teardownPending = false
+    var teardownOwner = uv_thread_t()
+    var loopThreadFinishes = false    // THREAD mode freed from its own loop thread
+    var loopClosed = false
+
+    init(slot: RuntimeSlot, slotIndex: Int, generation: UInt32, mode: Mode, graph: Graph,
+         loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool) {
+        self.slot = slot
+        self.slotIndex = slotIndex
+        self.generation = generation
+        self.mode = mode
+        self.graph = graph
+        self.loop = loop
+        self.ownsLoop = ownsLoop
+        self.async = .allocate(capacity: 1)
+        self.loopThread = uv_thread_self()
+    }
+
+    var onLoopThread: Bool {
+        var me = uv_thread_self()
+        return uv_thread_equal(&me, &loopThread) != 0
+    }
+
+    /// Called with `lock` held after a graph change: wakes the loop once per
+    /// turn. Under the lock so it can never race the handle's close.
+    @inline(__always)
+    func wakeLoopIfNeeded() {
+        if graph.takeLoopWakeRequest() && !asyncClosing {
+            uv_async_send(async)
+        }
+    }
+
+    /// The round a write from the current thread gets in this runtime.
+    @inline(__always)
+    var currentRound: UInt32 { DeliveryContext.round(for: id) }
+}

@@ -1,0 +1,113 @@
+import CLibUV
+import TetherCore
+
+/// Running queued observer calls: by the writer for SYNC observers, by the
+/// loop thread for the rest, one thread at a time (`deliveryLock`).
+extension Runtime {
+    /// Runs queued calls round by round until none are owed. The caller holds
+    /// `deliveryLock`. Returns true with `lock` HELD when it found nothing
+    /// left (so the caller can publish "idle" atomically with that finding),
+    /// false with `lock` not held when the runtime died meanwhile.
+    func drain(includeLoop: Bool) -> Bool {
+        while true {
+            lock.lock()
+            if dead { lock.unlock(); return false }
+            if graph.hasSyncWork {
+                graph.takeBatch(.sync, into: &batch)
+            } else if includeLoop && graph.hasLoopWork {
+                graph.takeBatch(.loop, into: &batch)
+            } else {
+                return true
+            }
+            lock.unlock()
+            for index in batch {
+                lock.lock()
+                if dead { lock.unlock(); return false }
+                let delivery = graph.beginDelivery(index)
+                lock.unlock()
+                guard let delivery else { continue }
+                run(delivery)
+                lock.lock()
+                let released = graph.endDelivery(delivery)
+                lock.unlock()
+                released?.runRelease()
+            }
+        }
+    }
+
+    private func run(_ delivery: Delivery) {
+        // Writes made inside get the next round; see Graph.maxRounds.
+        guard DeliveryContext.push(id, round: delivery.round &+ 1) else { return }
+        delivery.sink.call(delivery.change)
+        DeliveryContext.pop()
+    }
+
+    /// After a write (or a SYNC+INITIAL registration) outside this runtime's
+    /// callbacks: run the SYNC calls it owes before returning to the writer.
+    func deliverSync() {
+        deliveryLock.lock()
+        if drain(includeLoop: false) { lock.unlock() }
+        deliveryLock.unlock()
+        finishTeardownIfOwed()
+    }
+
+    /// On the loop thread: run everything owed, then tell flush waiters.
+    func deliverOnLoop() {
+        deliveryLock.lock()
+        lock.lock()
+        loopDraining = true
+        drainsStarted &+= 1
+        lock.unlock()
+        if !drain(includeLoop: true) { lock.lock() }
+        loopDraining = false
+        drainsCompleted &+= 1
+        idleCondition.broadcast()
+        lock.unlock()
+        deliveryLock.unlock()
+    }
+
+    /// tether_runtime_flush. Called with `lock` held; returns with it released.
+    func flush() -> Int32 {
+        if DeliveryContext.isDelivering(id) {
+            let owed = graph.hasLoopWork
+            lock.unlock()
+            return owed ? fail(.busy, "tether_runtime_flush called from inside a callback of the same runtime while loop deliveries are owed: it would wait on itself") : 0
+        }
+        let cuts = feedbackCuts
+        if onLoopThread && mode != .thread {
+            // A host's loop thread, outside callbacks: deliver inline.
+            lock.unlock()
+            deliverOnLoop()
+            finishTeardownIfOwed()
+            lock.lock()
+        } else {
+            if graph.hasLoopWork || loopDraining {
+                let target = loopDraining ? drainsStarted : drainsStarted &+ 1
+                while drainsCompleted < target && !dead {
+                    idleCondition.wait(lock)
+                }
+            }
+        }
+        if dead {
+            lock.unlock()
+            return fail(.stale, "the runtime was freed while tether_runtime_flush waited")
+        }
+        let cut = feedbackCuts != cuts
+        lock.unlock()
+        return cut ? fail(.feedbackLoop, "a feedback loop among callbacks was cut while flushing (max_rounds reached)") : 0
+    }
+
+    /// The uv_async_t callback: the loop thread's only entry point.
+    func loopWoke() {
+        lock.lock()
+        let isDead = dead
+        lock.unlock()
+        if !isDead { deliverOnLoop() }
+        finishTeardownIfOwed()
+        lock.lock()
+        let close = dead && !asyncClosing
+        if close { asyncClosing = true }
+        lock.unlock()
+        if close { closeAsync() }
+    }
+}

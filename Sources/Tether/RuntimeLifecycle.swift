@@ -1,0 +1,178 @@
+import CLibUV
+import Glibc
+import TetherCore
+
+/// Creating and tearing down runtimes and their loops.
+extension Runtime {
+    static func create(mode: Mode, externalLoop: UnsafeMutablePointer<uv_loop_t>?,
+                       maxRounds: UInt32) throws(TetherError) -> Runtime {
+        guard let slotIndex = RuntimeTable.allocate() else {
+            throw TetherError(.noMemory, "too many runtimes alive at once (limit \(HandleCodec.maxRuntimes))")
+        }
+        let slot = RuntimeTable.slots[slotIndex]
+        slot.lock.lock()
+        let generation = slot.generations.take()
+        let graph = Graph(maxRounds: maxRounds, firstGeneration: slot.generations.next)
+        slot.lock.unlock()
+
+        let loop: UnsafeMutablePointer<uv_loop_t>
+        if let externalLoop {
+            loop = externalLoop
+        } else {
+            loop = .allocate(capacity: 1)
+            let rc = uv_loop_init(loop)
+            guard rc == 0 else {
+                loop.deallocate()
+                RuntimeTable.release(slotIndex)
+                throw uvError("uv_loop_init", rc)
+            }
+        }
+        let runtime = Runtime(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
+                              graph: graph, loop: loop, ownsLoop: externalLoop == nil)
+        do throws(TetherError) {
+            try runtime.startLoop()
+        } catch {
+            if runtime.ownsLoop {
+                uv_loop_close(loop)
+                loop.deallocate()
+            }
+            RuntimeTable.release(slotIndex)
+            throw error
+        }
+        slot.lock.lock()
+        slot.runtime = runtime
+        slot.lock.unlock()
+        return runtime
+    }
+
+    private func startLoop() throws(TetherError) {
+        let rc = uv_async_init(loop, async, { handle in
+            Unmanaged<Runtime>.fromOpaque(handle!.pointee.data).takeUnretainedValue().loopWoke()
+        })
+        guard rc == 0 else {
+            async.deallocate()
+            throw uvError("uv_async_init", rc)
+        }
+        async.pointee.data = Unmanaged.passRetained(self).toOpaque()  // released by the close callback
+        guard mode == .thread else { return }
+        let arg = Unmanaged.passRetained(self).toOpaque()
+        let trc = uv_thread_create(&thread, { arg in
+            let runtime = Unmanaged<Runtime>.fromOpaque(arg!).takeRetainedValue()
+            runtime.runLoopThread()
+        }, arg)
+        guard trc == 0 else {
+            Unmanaged<Runtime>.fromOpaque(arg).release()
+            asyncClosing = true
+            uv_close(UnsafeMutableRawPointer(async).assumingMemoryBound(to: uv_handle_t.self), asyncClosed)
+            uv_run(loop, UV_RUN_NOWAIT)
+            throw uvError("uv_thread_create", trc)
+        }
+        loopThread = thread
+    }
+
+    private func runLoopThread() {
+        uv_run(loop, UV_RUN_DEFAULT)
+        // Freed from one of its own callbacks: nobody will join this thread,
+        // so it finishes the teardown itself.
+        if loopThreadFinishes {
+            closeOwnedLoop()
+            releaseEverything()
+            pthread_detach(pthread_self())
+        }
+    }
+
+    /// Under `lock`, from tether_runtime_free: from now on every call with a
+    /// handle of this runtime fails, and flush waiters wake up.
+    func markDead() {
+        dead = true
+        slot.runtime = nil
+        slot.generations = GenerationCounter(startingAt: graph.nextGeneration)
+        idleCondition.broadcast()
+        RuntimeTable.release(slotIndex)
+    }
+
+    /// tether_runtime_free from inside a callback defers the teardown to the
+    /// moment the outermost callback on that thread has returned.
+    func finishTeardownIfOwed() {
+        lock.lock()
+        var me = uv_thread_self()
+        guard teardownPending, uv_thread_equal(&me, &teardownOwner) != 0,
+              !DeliveryContext.isDelivering(id) else {
+            lock.unlock()
+            return
+        }
+        teardownPending = false
+        lock.unlock()
+        teardownNow()
+    }
+
+    /// Stops the loop and releases everything. Never called from inside one
+    /// of this runtime's callbacks.
+    func teardownNow() {
+        switch mode {
+        case .thread:
+            if onLoopThread {
+                loopThreadFinishes = true
+                closeAsyncIfOpen()
+                return  // runLoopThread finishes once uv_run returns
+            }
+            lock.lock()
+            if !asyncClosing { uv_async_send(async) }  // the loop thread closes it
+            lock.unlock()
+            uv_thread_join(&thread)
+            closeOwnedLoop()
+        case .host:
+            closeAsyncIfOpen()
+            if !insideRun { closeOwnedLoop() }  // else tether_runtime_run does, after uv_run
+        case .external:
+            closeAsyncIfOpen()  // the host's loop completes the close on its next turn
+        }
+        releaseEverything()
+    }
+
+    func closeAsyncIfOpen() {
+        lock.lock()
+        let close = !asyncClosing
+        asyncClosing = true
+        lock.unlock()
+        if close { closeAsync() }
+    }
+
+    func closeAsync() {
+        uv_close(UnsafeMutableRawPointer(async).assumingMemoryBound(to: uv_handle_t.self), asyncClosed)
+    }
+
+    /// Lets libuv finish closing our handle, then closes and frees our own loop.
+    func closeOwnedLoop() {
+        guard ownsLoop, !loopClosed else { return }
+        loopClosed = true
+        uv_run(loop, UV_RUN_NOWAIT)
+        uv_loop_close(loop)
+        loop.deallocate()
+    }
+
+    /// Waits out any thread still delivering, then frees every node and runs
+    /// every destroy function once, on this thread.
+    func releaseEverything() {
+        deliveryLock.lock()
+        deliveryLock.unlock()
+        lock.lock()
+        let sinks = graph.releaseAll()
+        lock.unlock()
+        for sink in sinks { sink.runRelease() }
+    }
+}
+
+/// The uv_close callback of a runtime's async handle: frees the handle and
+/// drops the reference the handle held on its runtime.
+private let asyncClosed: @convention(c) (UnsafeMutablePointer<uv_handle_t>?) -> Void = { handle in
+    guard let handle else { return }
+    if let data = handle.pointee.data {
+        Unmanaged<Runtime>.fromOpaque(data).release()
+    }
+    UnsafeMutableRawPointer(handle).deallocate()
+}
+
+func uvError(_ call: String, _ rc: Int32) -> TetherError {
+    TetherError(.loopFailure, "\(call) failed: \(String(cString: uv_strerror(rc))) (\(rc))")
+}

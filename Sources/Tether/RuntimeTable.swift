@@ -1,0 +1,48 @@
+import TetherCore
+
+/// One place a runtime can live. Slots are made once and never freed, so a
+/// thread holding a stale handle can always lock the slot it names and find
+/// out, under that lock, that its runtime is gone. The slot's lock is the
+/// runtime's graph lock: one lock per call on the hot path.
+final class RuntimeSlot {
+    let lock = Lock()
+    var runtime: Runtime?
+    /// Outlives each runtime in the slot, so ids are never reissued by the next one.
+    var generations = GenerationCounter()
+}
+
+enum RuntimeTable {
+    static let slots: [RuntimeSlot] = (0..<HandleCodec.maxRuntimes).map { _ in RuntimeSlot() }
+    private static let freeLock = Lock()
+    private static var freeSlots: [Int] = Array((0..<HandleCodec.maxRuntimes).reversed())
+
+    static func allocate() -> Int? {
+        freeLock.lock()
+        defer { freeLock.unlock() }
+        return freeSlots.popLast()
+    }
+
+    static func release(_ slot: Int) {
+        freeLock.lock()
+        // Reuse the least recently freed slot last, so a stale handle keeps
+        // pointing at an empty slot for as long as possible.
+        freeSlots.insert(slot, at: 0)
+        freeLock.unlock()
+    }
+
+    /// Finds the live runtime a handle names and returns it with its lock
+    /// held, or nil (lock not held) when the handle is stale or of another kind.
+    @inline(__always)
+    static func acquire(_ id: UInt64, _ kind: HandleKind) -> Runtime? {
+        let h = HandleCodec.decode(id)
+        guard h.kind == kind.rawValue, h.slot < slots.count else { return nil }
+        let slot = slots[h.slot]
+        slot.lock.lock()
+        guard let runtime = slot.runtime, !runtime.dead,
+              kind != .runtime || (h.generation == runtime.generation && h.index == 0) else {
+            slot.lock.unlock()
+            return nil
+        }
+        return runtime
+    }
+}

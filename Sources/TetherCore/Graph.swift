@@ -1,0 +1,151 @@
+/// The reactive graph: states and their observers in contiguous storage,
+/// addressed by index. Single-threaded by design: the runtime that owns a
+/// graph serialises access to it (one lock per runtime), which keeps this type
+/// testable alone and lets a single-threaded runtime skip locking entirely.
+///
+/// Callbacks are never called from here. Writes only mark observers pending
+/// and queue them; the owner takes deliveries out (`takeBatch`) and calls
+/// them outside its lock, so a callback may call back into the graph.
+public final class Graph {
+    struct StateNode {
+        var generation: UInt32       // 0 while the slot is free
+        var typeLocked: Bool
+        var value: Value
+        var revision: UInt64
+        var firstObserver: UInt32    // intrusive list, registration order
+        var lastObserver: UInt32
+        var nextFree: UInt32
+    }
+
+    struct ObserverRecord {
+        var generation: UInt32
+        var state: UInt32
+        var prev: UInt32
+        var next: UInt32
+        var nextFree: UInt32
+        var options: ObserverOptions
+        var path: JSONPointer?       // nil observes the whole value
+        var sequence: UInt64         // registration order, the delivery order
+        var sink: ObserverSink?
+        // Pending delivery (coalesced): first old value, latest revision.
+        var pending: Bool
+        var pendingInitial: Bool
+        var pendingOld: Value?
+        var pendingRevision: UInt64
+        var pendingRound: UInt32
+        // Calls in flight; a removal during a call defers the release to its end.
+        var running: UInt32
+        var removed: Bool
+    }
+
+    var states: [StateNode] = []
+    var observers: [ObserverRecord] = []
+    var firstFreeState: UInt32 = noIndex
+    var firstFreeObserver: UInt32 = noIndex
+    var generations: GenerationCounter
+    var nextSequence: UInt64 = 0
+
+    /// Advanced by one for every write that changed a value.
+    public internal(set) var revision: UInt64 = 0
+    /// Writes made from a callback `maxRounds` deep are refused (feedback loop).
+    public var maxRounds: UInt32
+    public internal(set) var liveStates = 0
+    public internal(set) var liveObservers = 0
+
+    var syncQueue: [UInt32] = []
+    var loopQueue: [UInt32] = []
+    /// Set when the loop queue went from empty to non-empty: the owner must
+    /// wake its loop. Cleared by `takeLoopWakeRequest`.
+    var loopWakeRequested = false
+
+    /// Index space is limited by the C face's handle layout (24 bits).
+    public static let maxNodes = 1 << 24
+
+    public init(maxRounds: UInt32 = 100, firstGeneration: UInt32 = 1) {
+        self.maxRounds = maxRounds
+        self.generations = GenerationCounter(startingAt: firstGeneration)
+    }
+
+    /// Where generations continue, so a later graph in the same runtime slot
+    /// never reissues a handle of this one.
+    public var nextGeneration: UInt32 { generations.next }
+
+    // MARK: States
+
+    public func createState(_ value: Value, typeLocked: Bool = false) throws(TetherError) -> StateID {
+        let generation = generations.take()
+        let node = StateNode(generation: generation, typeLocked: typeLocked, value: value,
+                             revision: revision, firstObserver: noIndex, lastObserver: noIndex,
+                             nextFree: noIndex)
+        let index: UInt32
+        if firstFreeState != noIndex {
+            index = firstFreeState
+            firstFreeState = states[Int(index)].nextFree
+            states[Int(index)] = node
+        } else {
+            guard states.count < Graph.maxNodes else {
+                throw TetherError(.noMemory, "too many live states (limit \(Graph.maxNodes))")
+            }
+            index = UInt32(states.count)
+            states.append(node)
+        }
+        liveStates += 1
+        return StateID(index: index, generation: generation)
+    }
+
+    @inline(__always)
+    func resolve(_ id: StateID) throws(TetherError) -> Int {
+        let i = Int(id.index)
+        guard i < states.count, id.generation != 0, states[i].generation == id.generation else {
+            throw TetherError(.stale, "state handle is stale: it was freed, or never existed")
+        }
+        return i
+    }
+
+    public func contains(_ id: StateID) -> Bool { (try? resolve(id)) != nil }
+
+    /// Frees a state and its observers. Returns the sinks whose release the
+    /// caller must run outside its lock (sinks still running are released by
+    /// `finish` instead).
+    public func freeState(_ id: StateID) throws(TetherError) -> [ObserverSink] {
+        let i = try resolve(id)
+        var released: [ObserverSink] = []
+        var o = states[i].firstObserver
+        while o != noIndex {
+            let next = observers[Int(o)].next
+            if let sink = detachObserver(Int(o)) { released.append(sink) }
+            o = next
+        }
+        states[i].generation = 0
+        states[i].value = .null
+        states[i].firstObserver = noIndex
+        states[i].lastObserver = noIndex
+        states[i].nextFree = firstFreeState
+        firstFreeState = UInt32(i)
+        liveStates -= 1
+        return released
+    }
+
+    public func read(_ id: StateID) throws(TetherError) -> Value {
+        states[try resolve(id)].value
+    }
+
+    public func read(_ id: StateID, at path: JSONPointer) throws(TetherError) -> Value {
+        try states[try resolve(id)].value.value(at: path)
+    }
+
+    /// Calls `body` with the value in place, avoiding a copy for readers that
+    /// only look (typed getters, JSON output).
+    public func withValue<R, E: Error>(_ id: StateID, _ body: (borrowing Value) throws(E) -> R) throws(TetherError) -> Result<R, E> {
+        let i = try resolve(id)
+        do { return .success(try body(states[i].value)) } catch { return .failure(error) }
+    }
+
+    public func stateRevision(_ id: StateID) throws(TetherError) -> UInt64 {
+        states[try resolve(id)].revision
+    }
+
+    public func isTypeLocked(_ id: StateID) throws(TetherError) -> Bool {
+        states[try resolve(id)].typeLocked
+    }
+}

@@ -1,0 +1,137 @@
+/// Observer registration, removal and scheduling.
+extension Graph {
+    public func observe(_ id: StateID, path: JSONPointer?, options: ObserverOptions,
+                        sink: ObserverSink) throws(TetherError) -> ObserverID {
+        let s = try resolve(id)
+        let generation = generations.take()
+        let path = (path?.isRoot ?? true) ? nil : path
+        let record = ObserverRecord(
+            generation: generation, state: UInt32(s), prev: states[s].lastObserver, next: noIndex,
+            nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
+            pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
+            pendingRound: 0, running: 0, removed: false)
+        let index: UInt32
+        if firstFreeObserver != noIndex {
+            index = firstFreeObserver
+            firstFreeObserver = observers[Int(index)].nextFree
+            observers[Int(index)] = record
+        } else {
+            guard observers.count < Graph.maxNodes else {
+                throw TetherError(.noMemory, "too many live observers (limit \(Graph.maxNodes))")
+            }
+            index = UInt32(observers.count)
+            observers.append(record)
+        }
+        nextSequence &+= 1
+        if states[s].lastObserver != noIndex {
+            observers[Int(states[s].lastObserver)].next = index
+        } else {
+            states[s].firstObserver = index
+        }
+        states[s].lastObserver = index
+        liveObservers += 1
+        if options.contains(.initial) {
+            let current = states[s].value.valueIfPresent(at: path ?? .root)
+            enqueue(Int(index), old: current, round: 0)
+            observers[Int(index)].pendingInitial = true
+        }
+        return ObserverID(index: index, generation: generation)
+    }
+
+    @inline(__always)
+    func resolve(_ id: ObserverID) -> Int? {
+        let i = Int(id.index)
+        guard i < observers.count, id.generation != 0, observers[i].generation == id.generation,
+              !observers[i].removed else { return nil }
+        return i
+    }
+
+    /// Removes an observer. Returns its sink for the caller to release
+    /// outside the lock, or nil when a call of it is running (then `finish`
+    /// releases it) — or throws `.stale` when it is not a live observer.
+    public func removeObserver(_ id: ObserverID) throws(TetherError) -> ObserverSink? {
+        guard let i = resolve(id) else {
+            throw TetherError(.stale, "observer handle is stale: already removed, its state or runtime was freed, or it never existed")
+        }
+        return detachObserver(i)
+    }
+
+    /// Unlinks from its state, drops any pending delivery; frees the slot now
+    /// unless a call is running.
+    func detachObserver(_ i: Int) -> ObserverSink? {
+        let s = Int(observers[i].state)
+        let prev = observers[i].prev, next = observers[i].next
+        if prev != noIndex { observers[Int(prev)].next = next } else { states[s].firstObserver = next }
+        if next != noIndex { observers[Int(next)].prev = prev } else { states[s].lastObserver = prev }
+        observers[i].removed = true
+        observers[i].pending = false     // queued entries of removed observers are skipped
+        observers[i].pendingOld = nil
+        liveObservers -= 1
+        if observers[i].running > 0 { return nil }
+        return freeObserverSlot(i)
+    }
+
+    func freeObserverSlot(_ i: Int) -> ObserverSink? {
+        let sink = observers[i].sink
+        observers[i].sink = nil
+        observers[i].generation = 0
+        observers[i].path = nil
+        observers[i].nextFree = firstFreeObserver
+        firstFreeObserver = UInt32(i)
+        return sink
+    }
+
+    /// A changing write: wake observers of the written path, its ancestors
+    /// and its descendants whose part differs — never its siblings.
+    func scheduleChanged(_ s: Int, old: Value, writtenPath: JSONPointer, round: UInt32) {
+        var o = states[s].firstObserver
+        while o != noIndex {
+            let i = Int(o)
+            o = observers[i].next
+            guard let path = observers[i].path else {
+                enqueue(i, old: old, round: round)
+                continue
+            }
+            guard path.overlaps(writtenPath) else { continue }
+            if observers[i].pending {
+                enqueue(i, old: nil, round: round)  // coalesce: the first old value stays
+                continue
+            }
+            let before = old.valueIfPresent(at: path)
+            if before != states[s].value.valueIfPresent(at: path) || observers[i].options.contains(.equal) {
+                enqueue(i, old: before, round: round)
+            }
+        }
+    }
+
+    /// An equal write wakes only observers that asked for it.
+    func scheduleEqual(_ s: Int, path writtenPath: JSONPointer, round: UInt32) {
+        var o = states[s].firstObserver
+        while o != noIndex {
+            let i = Int(o)
+            o = observers[i].next
+            guard observers[i].options.contains(.equal) else { continue }
+            let path = observers[i].path ?? .root
+            guard path.overlaps(writtenPath) else { continue }
+            enqueue(i, old: states[s].value.valueIfPresent(at: path), round: round)
+        }
+    }
+
+    @inline(__always)
+    func enqueue(_ i: Int, old: Value?, round: UInt32) {
+        observers[i].pendingRevision = revision
+        if observers[i].pending {
+            observers[i].pendingRound = min(observers[i].pendingRound, round)
+            return
+        }
+        observers[i].pending = true
+        observers[i].pendingOld = old
+        observers[i].pendingRound = round
+        if observers[i].options.contains(.sync) {
+            syncQueue.append(UInt32(i))
+        } else {
+            if loopQueue.isEmpty { loopWakeRequested = true }
+            loopQueue.append(UInt32(i))
+        }
+    }
+}

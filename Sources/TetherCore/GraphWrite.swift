@@ -1,0 +1,88 @@
+/// Writes: apply, detect change, advance the revision, mark observers.
+extension Graph {
+    /// Replaces the whole value of a state. Returns true when it changed.
+    /// `round` is how deep in callback-caused writes the writer is (0 outside
+    /// callbacks); see `maxRounds`.
+    @discardableResult
+    public func write(_ id: StateID, _ value: Value, round: UInt32 = 0) throws(TetherError) -> Bool {
+        let i = try resolve(id)
+        try checkRound(round, i)
+        let newValue = try admit(value, into: i)
+        let old = states[i].value
+        if old == newValue {
+            scheduleEqual(i, path: .root, round: round)
+            return false
+        }
+        revision &+= 1
+        states[i].value = newValue
+        states[i].revision = revision
+        scheduleChanged(i, old: old, writtenPath: .root, round: round)
+        return true
+    }
+
+    /// Writes `value` at `path` inside the state (JSON Patch "add").
+    @discardableResult
+    public func write(_ id: StateID, _ value: Value, at path: JSONPointer, round: UInt32 = 0) throws(TetherError) -> Bool {
+        if path.isRoot { return try write(id, value, round: round) }
+        let i = try resolve(id)
+        try checkRound(round, i)
+        if let before = states[i].value.valueIfPresent(at: path), before == value {
+            // Validate the path all the same so a bad one is reported.
+            scheduleEqual(i, path: path, round: round)
+            return false
+        }
+        return try mutate(i, path: path, round: round) { (v: inout Value) throws(TetherError) in
+            try v.set(value, at: path)
+        }
+    }
+
+    /// Removes the member or element at `path`.
+    public func remove(_ id: StateID, at path: JSONPointer, round: UInt32 = 0) throws(TetherError) {
+        let i = try resolve(id)
+        guard !path.isRoot else {
+            throw TetherError(.invalidArgument, "cannot remove the root of a state; write null instead")
+        }
+        try checkRound(round, i)
+        try mutate(i, path: path, round: round) { (v: inout Value) throws(TetherError) in
+            try v.remove(at: path)
+        }
+    }
+
+    /// Applies an in-place edit below the root. Without observers the edit is
+    /// done in place (no copy); with observers the old root is kept for their
+    /// old values and copy-on-write copies only the edited path.
+    private func mutate(_ i: Int, path: JSONPointer, round: UInt32,
+                        _ edit: (inout Value) throws(TetherError) -> Void) throws(TetherError) -> Bool {
+        if states[i].firstObserver == noIndex {
+            try edit(&states[i].value)  // on error the value is unchanged
+            revision &+= 1
+            states[i].revision = revision
+            return true
+        }
+        let old = states[i].value
+        var updated = old
+        try edit(&updated)
+        revision &+= 1
+        states[i].value = updated
+        states[i].revision = revision
+        scheduleChanged(i, old: old, writtenPath: path, round: round)
+        return true
+    }
+
+    private func checkRound(_ round: UInt32, _ i: Int) throws(TetherError) {
+        guard round < maxRounds else {
+            throw TetherError(.feedbackLoop,
+                "write refused: callbacks kept waking each other for \(maxRounds) rounds (state #\(i)); the feedback loop was cut")
+        }
+    }
+
+    /// Applies the type lock; an int written to a locked double state is
+    /// stored as a double, which is what a C caller writing `3` means.
+    private func admit(_ value: Value, into i: Int) throws(TetherError) -> Value {
+        guard states[i].typeLocked else { return value }
+        let current = states[i].value.type
+        if value.type == current { return value }
+        if current == .double, case let .int(n) = value { return .double(Double(n)) }
+        throw TetherError(.wrongType, "state #\(i) is locked to type \(current); refused a write of type \(value.type)")
+    }
+}

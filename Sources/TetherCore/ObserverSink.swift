@@ -1,0 +1,46 @@
+/// What an observer is told; borrowed by the callback for the call's duration.
+public struct Change {
+    public var observer: ObserverID
+    public var state: StateID
+    public var path: JSONPointer?
+    public var oldValue: Value?
+    public var newValue: Value?
+    public var revision: UInt64
+    public var isInitial: Bool
+}
+
+/// The callback of one observer and the release of whatever it captured.
+/// `release` runs exactly once: when the observer is removed, its state or
+/// graph is freed, or the last running call ends after such a removal.
+public final class ObserverSink {
+    public let call: (borrowing Change) -> Void
+    private var release: (() -> Void)?
+
+    public init(call: @escaping (borrowing Change) -> Void, release: (() -> Void)? = nil) {
+        self.call = call
+        self.release = release
+    }
+
+    /// Idempotent, so a sink handed to several cleanup paths still releases once.
+    public func runRelease() {
+        let r = release
+        release = nil
+        r?()
+    }
+}
+
+public struct ObserverOptions: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Deliver at the end of the writer's write instead of on the loop.
+    public static let sync = ObserverOptions(rawValue: 1)
+    /// Deliver once right away with the current value.
+    public static let initial = ObserverOptions(rawValue: 2)
+    /// Deliver even when a write leaves the observed part equal.
+    public static let equal = ObserverOptions(rawValue: 4)
+}
+
+/// Which queue an observer's calls go to.
+public enum DeliveryQueue: Sendable {
+    case sync, loop
+}

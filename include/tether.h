@@ -1,0 +1,490 @@
+/*
+ * tether.h — SwiftUI's state model (@State, @Binding, @Observable,
+ * withObservationTracking, transactions) as a runtime for C programs.
+ *
+ * Conventions (read once, they hold for every function below):
+ *
+ *  - Functions return int: TETHER_OK (0) or a negative TETHER_E* code.
+ *    Results come back through out-parameters, which are written only on
+ *    success. On failure, tether_last_error() on the same thread says what was
+ *    wrong; nothing was changed ("nothing half-applied").
+ *  - Handles (tether_runtime_t, tether_state_t, tether_observer_t) are small
+ *    structs passed by value. They are generational ids, not pointers: using a
+ *    freed or forged handle returns TETHER_ESTALE, never crashes. A
+ *    zero-initialised handle ({0}) is never valid.
+ *  - Values (tether_value_t) are opaque. A `tether_value_t *` returned through
+ *    an out-parameter is owned by the caller and freed with tether_value_free().
+ *    A `const tether_value_t *` handed to a callback is borrowed: valid only
+ *    until the callback returns (copy it with tether_value_copy() to keep it).
+ *  - Strings go in as pointer + length in bytes; a length of -1 means
+ *    "NUL-terminated". Strings are UTF-8 and may contain NUL when a length is
+ *    given. Strings come out into caller buffers, snprintf-style: at most
+ *    `size` bytes are written including a terminating NUL, and `*len` (if not
+ *    NULL) receives the full length, so a call with size 0 asks for the size.
+ *    A truncated result is still TETHER_OK; compare *len with size.
+ *  - Every callback takes `void *user_data` last. Every registration that
+ *    keeps user_data also takes a tether_destroy_fn, called exactly once when
+ *    the registration ends (removed, its state freed, or the runtime freed),
+ *    never while a call of that registration's callback is still running.
+ *  - Every function may be called from any thread, including from inside any
+ *    callback. Callbacks never run concurrently with each other.
+ */
+#ifndef TETHER_H
+#define TETHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define TETHER_VERSION_MAJOR 0
+#define TETHER_VERSION_MINOR 1
+#define TETHER_VERSION_PATCH 0
+#define TETHER_VERSION_STRING "0.1.0"
+/* One number that compares: 0xMMmmpp. */
+#define TETHER_VERSION_HEX \
+  ((TETHER_VERSION_MAJOR << 16) | (TETHER_VERSION_MINOR << 8) | TETHER_VERSION_PATCH)
+
+/* The version of the library actually loaded, as "MAJOR.MINOR.PATCH"
+ * (compare with TETHER_VERSION_STRING, the one compiled against). The string
+ * is static; never free it. Never fails. */
+const char *tether_version(void);
+
+/* The loaded library's version as TETHER_VERSION_HEX would spell it. */
+unsigned tether_version_hex(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tether_error {
+  TETHER_OK = 0,
+  TETHER_EINVAL = -1,     /* bad argument: NULL, bad flags, invalid UTF-8  */
+  TETHER_ESTALE = -2,     /* handle freed, forged, or its runtime freed    */
+  TETHER_ETYPE = -3,      /* wrong value type, or a type-locked state      */
+  TETHER_EPATH = -4,      /* malformed JSON Pointer, or not an array index */
+  TETHER_ENOTFOUND = -5,  /* the path names no member                      */
+  TETHER_EJSON = -6,      /* malformed JSON text (message has the place)   */
+  TETHER_ERANGE = -7,     /* index or number out of range, nesting too deep*/
+  TETHER_ENOMEM = -8,     /* out of memory or out of handle space          */
+  TETHER_ELOOP = -9,      /* callbacks kept writing: feedback loop cut     */
+  TETHER_EBUSY = -10,     /* the call would wait on itself (see flush)     */
+  TETHER_ETHREAD = -11,   /* called on the wrong thread (see run modes)    */
+  TETHER_EUV = -12,       /* libuv reported an error (message has it)      */
+  TETHER_EREADONLY = -13  /* the target refuses writes                     */
+} tether_error_t;
+
+/* A short static description of an error code ("stale handle"), or
+ * "unknown error" for a code that is not a TETHER_E* value. Never NULL. */
+const char *tether_strerror(int code);
+
+/* The message of the last failing tether_ call on this thread, saying what
+ * was wrong ("state 0x…: holds an int, not a string"). "" when no call has
+ * failed yet on this thread. Valid until the next failing tether_ call on
+ * this thread; owned by the library. Successful calls leave it unchanged. */
+const char *tether_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Handles and callbacks                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tether_runtime { uint64_t id; } tether_runtime_t;
+typedef struct tether_state { uint64_t id; } tether_state_t;
+typedef struct tether_observer { uint64_t id; } tether_observer_t;
+
+/* Releases user data when a registration ends; see the conventions above. */
+typedef void (*tether_destroy_fn)(void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tether_type {
+  TETHER_TYPE_NULL = 0,
+  TETHER_TYPE_BOOL = 1,
+  TETHER_TYPE_INT = 2,     /* int64_t */
+  TETHER_TYPE_DOUBLE = 3,
+  TETHER_TYPE_STRING = 4,  /* UTF-8, may contain NUL */
+  TETHER_TYPE_BYTES = 5,   /* arbitrary bytes; JSON shows them as base64 */
+  TETHER_TYPE_ARRAY = 6,
+  TETHER_TYPE_OBJECT = 7   /* members keep insertion order; == ignores it */
+} tether_type_t;
+
+/* An immutable-once-shared tree of values. Equality is structural: an int
+ * never equals a double, every NaN equals every NaN, objects compare as
+ * unordered maps. Copies are cheap (composites are shared copy-on-write). */
+typedef struct tether_value tether_value_t;
+
+/* Flags for tether_value_to_json and friends. */
+#define TETHER_JSON_PRETTY 1u /* two-space indentation */
+
+/* Constructors. Each stores a new owned value in *out (free it with
+ * tether_value_free). Errors: TETHER_EINVAL when out is NULL, or (strings)
+ * when str is NULL with a non-zero length or is not valid UTF-8. */
+int tether_value_new_null(tether_value_t **out);
+/* A bool value; see the constructor notes above. */
+int tether_value_new_bool(bool b, tether_value_t **out);
+/* An int64 value; see the constructor notes above. */
+int tether_value_new_int(int64_t i, tether_value_t **out);
+/* A double value (NaN and infinities are allowed but have no JSON form). */
+int tether_value_new_double(double d, tether_value_t **out);
+/* A string value copied from str (len bytes, or NUL-terminated when -1). */
+int tether_value_new_string(const char *str, ptrdiff_t len, tether_value_t **out);
+/* A bytes value copied from data (len bytes; data may be NULL when len is 0). */
+int tether_value_new_bytes(const void *data, size_t len, tether_value_t **out);
+/* An empty array. */
+int tether_value_new_array(tether_value_t **out);
+/* An empty object. */
+int tether_value_new_object(tether_value_t **out);
+
+/* Parses RFC 8259 JSON (len bytes, or NUL-terminated when -1) into a new
+ * owned value. Integers that fit int64 become TETHER_TYPE_INT, other numbers
+ * TETHER_TYPE_DOUBLE. Errors: TETHER_EINVAL (NULL), TETHER_EJSON (malformed;
+ * the message gives line, column and byte offset), also TETHER_EJSON when
+ * arrays/objects nest deeper than 512. */
+int tether_value_from_json(const char *json, ptrdiff_t len, tether_value_t **out);
+
+/* A deep-equal copy of v, owned by the caller. Errors: TETHER_EINVAL. */
+int tether_value_copy(const tether_value_t *v, tether_value_t **out);
+
+/* Frees an owned value. NULL is ignored. Never pass a borrowed value (the
+ * `const` pointers handed to callbacks). */
+void tether_value_free(tether_value_t *v);
+
+/* The type of v as a tether_type_t (>= 0), or TETHER_EINVAL when v is NULL. */
+int tether_value_type(const tether_value_t *v);
+
+/* 1 when a and b are structurally equal, 0 when not, TETHER_EINVAL when
+ * either is NULL. */
+int tether_value_equal(const tether_value_t *a, const tether_value_t *b);
+
+/* Scalar readers. Errors: TETHER_EINVAL (NULL), TETHER_ETYPE when v holds
+ * another type. get_double also accepts an int (converted); get_int does not
+ * accept a double. */
+int tether_value_get_bool(const tether_value_t *v, bool *out);
+/* Reads an int; see the scalar reader notes above. */
+int tether_value_get_int(const tether_value_t *v, int64_t *out);
+/* Reads a double (or an int, converted); see the scalar reader notes above. */
+int tether_value_get_double(const tether_value_t *v, double *out);
+
+/* Copies a string value into buf, snprintf-style (see conventions); *len gets
+ * the string's length in bytes. buf may be NULL when size is 0.
+ * Errors: TETHER_EINVAL, TETHER_ETYPE (not a string). */
+int tether_value_get_string(const tether_value_t *v, char *buf, size_t size, size_t *len);
+
+/* Copies a bytes value into buf: min(size, length) bytes, no terminator;
+ * *len gets the full length. Errors: TETHER_EINVAL, TETHER_ETYPE. */
+int tether_value_get_bytes(const tether_value_t *v, void *buf, size_t size, size_t *len);
+
+/* Number of elements (array), members (object), or bytes (string, bytes).
+ * Errors: TETHER_EINVAL, TETHER_ETYPE (null, bool, int, double). */
+int tether_value_length(const tether_value_t *v, size_t *out);
+
+/* The member name at position index of an object (insertion order), copied
+ * snprintf-style. Errors: TETHER_EINVAL, TETHER_ETYPE (not an object),
+ * TETHER_ERANGE (index >= length). */
+int tether_value_object_key(const tether_value_t *v, size_t index, char *buf, size_t size,
+                            size_t *len);
+
+/* Reads the part of v named by a JSON Pointer (RFC 6901, "" is v itself,
+ * "/a/0" is element 0 of member "a") as a new owned value.
+ * Errors: TETHER_EINVAL (NULL), TETHER_EPATH (malformed pointer, or a
+ * non-index token on an array), TETHER_ENOTFOUND (no such member),
+ * TETHER_ERANGE (index past the end), TETHER_ETYPE (a step into a scalar). */
+int tether_value_get_path(const tether_value_t *v, const char *pointer, tether_value_t **out);
+
+/* Stores a copy of item at pointer inside v (JSON Patch "add": replaces a
+ * member or element, adds a new member, appends when the last token is "-" or
+ * equals the array length; "" replaces v entirely). The parent must exist.
+ * Errors: as tether_value_get_path; v is unchanged on error. */
+int tether_value_set_path(tether_value_t *v, const char *pointer, const tether_value_t *item);
+
+/* Removes the member or element at pointer ("" is refused: TETHER_EINVAL).
+ * Errors: as tether_value_get_path; v is unchanged on error. */
+int tether_value_remove_path(tether_value_t *v, const char *pointer);
+
+/* Appends a copy of item to the array v. Errors: TETHER_EINVAL, TETHER_ETYPE. */
+int tether_value_array_append(tether_value_t *v, const tether_value_t *item);
+
+/* Sets member key (len bytes, or NUL-terminated when -1) of the object v to a
+ * copy of item, replacing an existing member in place or appending a new one.
+ * Errors: TETHER_EINVAL (NULL, invalid UTF-8 key), TETHER_ETYPE. */
+int tether_value_object_set(tether_value_t *v, const char *key, ptrdiff_t len,
+                            const tether_value_t *item);
+
+/* Writes v as JSON into buf, snprintf-style (see conventions). flags: 0 or
+ * TETHER_JSON_PRETTY. Bytes are written as base64 strings.
+ * Errors: TETHER_EINVAL (NULL, unknown flag), TETHER_ERANGE (v holds a NaN or
+ * infinity, which JSON cannot represent). */
+int tether_value_to_json(const tether_value_t *v, unsigned flags, char *buf, size_t size,
+                         size_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Runtime                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* How the runtime's libuv loop is run. Whichever thread runs the loop is
+ * "the loop thread": loop-delivered observers are called there. */
+typedef enum tether_loop_mode {
+  /* Default: the runtime owns a loop and runs it on its own background
+   * thread ("daemon" mode). Nothing for the host to do. */
+  TETHER_LOOP_THREAD = 0,
+  /* The runtime owns a loop; the host drives it by calling
+   * tether_runtime_run() from one thread, for example when
+   * tether_runtime_fd() polls readable. */
+  TETHER_LOOP_HOST = 1,
+  /* The host hands in its own uv_loop_t (options.loop) and runs it with
+   * uv_run() as usual; the runtime adds one uv_async_t handle to it.
+   * tether_runtime_new and tether_runtime_free must then be called on the
+   * thread that runs that loop, while uv_run is not executing elsewhere.
+   * After tether_runtime_free, run the loop once more (uv_run with
+   * UV_RUN_NOWAIT) so libuv can finish closing the handle before
+   * uv_loop_close(). */
+  TETHER_LOOP_EXTERNAL = 2
+} tether_loop_mode_t;
+
+struct uv_loop_s; /* from <uv.h>; only a pointer is stored */
+
+typedef struct tether_runtime_options {
+  tether_loop_mode_t mode;   /* default TETHER_LOOP_THREAD */
+  struct uv_loop_s *loop;    /* TETHER_LOOP_EXTERNAL only: the host's loop */
+  /* How many rounds of callback-caused writes one delivery may chain before a
+   * write from a callback fails with TETHER_ELOOP (0 means the default, 100).
+   * Ends observer ping-pong with an error instead of a hang. */
+  unsigned max_rounds;
+  unsigned reserved[8];      /* zero; room for later options */
+} tether_runtime_options_t;
+
+/* Fills *opts with the defaults. Call it before setting fields, so fields
+ * added in later versions get their defaults too. NULL is ignored. */
+void tether_runtime_options_init(tether_runtime_options_t *opts);
+
+/* Creates a runtime. opts may be NULL for the defaults (own background loop
+ * thread). Errors: TETHER_EINVAL (out NULL, bad mode, EXTERNAL without a
+ * loop, non-zero reserved field), TETHER_ENOMEM (more than 1023 runtimes
+ * alive at once), TETHER_EUV (libuv could not start the loop or thread). */
+int tether_runtime_new(const tether_runtime_options_t *opts, tether_runtime_t *out);
+
+/* Frees a runtime: stops and joins its loop thread (TETHER_LOOP_THREAD),
+ * frees every state and observer in it, and calls each destroy function
+ * exactly once (on the calling thread). Callbacks not yet delivered are
+ * dropped: call tether_runtime_flush() first to deliver them. Every handle
+ * of the runtime becomes stale at once.
+ * May be called from inside a callback of this runtime: the handles go stale
+ * at once and the teardown completes right after the outermost running
+ * callback returns (on that thread).
+ * TETHER_LOOP_HOST and TETHER_LOOP_EXTERNAL runtimes must be freed on the
+ * loop thread (TETHER_ETHREAD otherwise).
+ * Errors: TETHER_ESTALE (already freed or forged), TETHER_ETHREAD. */
+int tether_runtime_free(tether_runtime_t rt);
+
+/* Blocks until every callback owed for writes made before this call has run,
+ * including the rounds those callbacks cause. This is how tests wait: never
+ * sleep. Called on the loop thread outside a callback (TETHER_LOOP_HOST or
+ * TETHER_LOOP_EXTERNAL hosts), it delivers the owed callbacks itself and
+ * returns. Errors: TETHER_ESTALE; TETHER_EBUSY when called from inside a
+ * callback while loop deliveries are owed (it would wait on itself);
+ * TETHER_ELOOP when the owed callbacks hit max_rounds. */
+int tether_runtime_flush(tether_runtime_t rt);
+
+/* TETHER_LOOP_HOST: runs the runtime's loop once without blocking
+ * (UV_RUN_NOWAIT), delivering owed loop callbacks on the calling thread, which
+ * becomes the loop thread. The host must call it from one thread only.
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (not a TETHER_LOOP_HOST runtime),
+ * TETHER_EBUSY (called from inside one of its callbacks). */
+int tether_runtime_run(tether_runtime_t rt);
+
+/* TETHER_LOOP_HOST: a file descriptor that polls readable (poll/epoll/
+ * select, or a uv_poll_t / GSource / LVGL timer in the host) when
+ * tether_runtime_run() has work to do. Owned by the runtime: do not close it.
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (NULL, or not a TETHER_LOOP_HOST). */
+int tether_runtime_fd(tether_runtime_t rt, int *out);
+
+/* The runtime's revision: advanced by one by every write that changed a
+ * value (a "commit"). Errors: TETHER_ESTALE, TETHER_EINVAL. */
+int tether_runtime_revision(tether_runtime_t rt, uint64_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* States                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* State flags for tether_state_new. */
+/* Refuse writes of another type (TETHER_ETYPE). An int written to a
+ * type-locked double state is stored as a double. */
+#define TETHER_STATE_LOCK_TYPE 1u
+
+/* Creates a state in rt holding a copy of initial (NULL means null), the
+ * SwiftUI @State: the runtime owns the storage, the handle only names it.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (out NULL, unknown flag),
+ * TETHER_ENOMEM (more than 16 million live states and observers). */
+int tether_state_new(tether_runtime_t rt, const tether_value_t *initial, unsigned flags,
+                     tether_state_t *out);
+
+/* Convenience: tether_state_new with an int initial value. */
+int tether_state_new_int(tether_runtime_t rt, int64_t initial, unsigned flags,
+                         tether_state_t *out);
+/* Convenience: tether_state_new with a double initial value. */
+int tether_state_new_double(tether_runtime_t rt, double initial, unsigned flags,
+                            tether_state_t *out);
+/* Convenience: tether_state_new with a bool initial value. */
+int tether_state_new_bool(tether_runtime_t rt, bool initial, unsigned flags,
+                          tether_state_t *out);
+/* Convenience: tether_state_new with a string initial value (len or -1);
+ * also TETHER_EINVAL for invalid UTF-8. */
+int tether_state_new_string(tether_runtime_t rt, const char *str, ptrdiff_t len, unsigned flags,
+                            tether_state_t *out);
+/* Convenience: tether_state_new with a value parsed from JSON (len or -1);
+ * also TETHER_EJSON. */
+int tether_state_new_json(tether_runtime_t rt, const char *json, ptrdiff_t len, unsigned flags,
+                          tether_state_t *out);
+
+/* Frees a state and every observer on it (each destroy function is called
+ * once, on this thread, or when that observer's running callback returns).
+ * Its observers' undelivered calls are dropped. Errors: TETHER_ESTALE. */
+int tether_state_free(tether_state_t s);
+
+/* The type of the value s holds now, into *out. Errors: TETHER_ESTALE,
+ * TETHER_EINVAL. */
+int tether_state_type(tether_state_t s, tether_type_t *out);
+
+/* The runtime revision of the last write that changed s (the revision at
+ * creation when it never changed). Errors: TETHER_ESTALE, TETHER_EINVAL. */
+int tether_state_revision(tether_state_t s, uint64_t *out);
+
+/* Reads the whole value as a new owned value. Errors: TETHER_ESTALE,
+ * TETHER_EINVAL. */
+int tether_state_get(tether_state_t s, tether_value_t **out);
+
+/* Writing. Every setter replaces the value (or the part at a path) and, when
+ * the result differs from what was there, advances the runtime revision once
+ * and schedules the affected observers. Writing an equal value changes
+ * nothing and wakes only observers registered with TETHER_OBSERVE_EQUAL.
+ * Observers registered with TETHER_OBSERVE_SYNC have run when the setter
+ * returns. Errors common to all setters: TETHER_ESTALE; TETHER_ETYPE when
+ * the state is type-locked and the new value has another type;
+ * TETHER_ELOOP when called from a callback max_rounds deep.
+ * Nothing is changed on error. */
+int tether_state_set(tether_state_t s, const tether_value_t *v);
+
+/* Typed readers: TETHER_ETYPE when the state holds another type
+ * (get_double also reads an int). Errors: TETHER_ESTALE, TETHER_EINVAL. */
+int tether_state_get_bool(tether_state_t s, bool *out);
+/* Reads an int state; see the typed reader notes above. */
+int tether_state_get_int(tether_state_t s, int64_t *out);
+/* Reads a double (or int) state; see the typed reader notes above. */
+int tether_state_get_double(tether_state_t s, double *out);
+/* Copies a string state into buf, snprintf-style. Errors as above. */
+int tether_state_get_string(tether_state_t s, char *buf, size_t size, size_t *len);
+/* Copies a bytes state into buf (no terminator); *len gets the full length. */
+int tether_state_get_bytes(tether_state_t s, void *buf, size_t size, size_t *len);
+/* Writes the state's value as JSON into buf, snprintf-style; flags 0 or
+ * TETHER_JSON_PRETTY. Also TETHER_ERANGE for a NaN or infinity. */
+int tether_state_get_json(tether_state_t s, unsigned flags, char *buf, size_t size, size_t *len);
+
+/* Typed setters; see the notes on tether_state_set. */
+int tether_state_set_bool(tether_state_t s, bool v);
+/* Sets an int; see the notes on tether_state_set. */
+int tether_state_set_int(tether_state_t s, int64_t v);
+/* Sets a double; see the notes on tether_state_set. */
+int tether_state_set_double(tether_state_t s, double v);
+/* Sets a string (len bytes or -1); also TETHER_EINVAL for invalid UTF-8. */
+int tether_state_set_string(tether_state_t s, const char *str, ptrdiff_t len);
+/* Sets a bytes value (data may be NULL when len is 0). */
+int tether_state_set_bytes(tether_state_t s, const void *data, size_t len);
+/* Sets the value parsed from JSON (len or -1); also TETHER_EJSON. */
+int tether_state_set_json(tether_state_t s, const char *json, ptrdiff_t len);
+
+/* Reads the part of the state at a JSON Pointer as a new owned value.
+ * Errors: TETHER_ESTALE and those of tether_value_get_path. */
+int tether_state_get_path(tether_state_t s, const char *pointer, tether_value_t **out);
+
+/* Writes a copy of v at a JSON Pointer inside the state (JSON Patch "add",
+ * as tether_value_set_path). Wakes observers of that path, of its ancestors
+ * and of its descendants whose part changed, never of its siblings.
+ * Errors: those of tether_state_set and of tether_value_set_path. */
+int tether_state_set_path(tether_state_t s, const char *pointer, const tether_value_t *v);
+
+/* tether_state_set_path with the value given as JSON text (len or -1). */
+int tether_state_set_path_json(tether_state_t s, const char *pointer, const char *json,
+                               ptrdiff_t len);
+
+/* Removes the member or element at a JSON Pointer inside the state.
+ * Errors: those of tether_state_set and of tether_value_remove_path. */
+int tether_state_remove_path(tether_state_t s, const char *pointer);
+
+/* ------------------------------------------------------------------------ */
+/* Observers                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* What an observer is told. Every pointer is borrowed: valid only during the
+ * callback. */
+typedef struct tether_change {
+  tether_observer_t observer;       /* the observer being called */
+  tether_state_t state;             /* the state it observes */
+  const char *path;                 /* the observed JSON Pointer ("" = all) */
+  /* The observed part before the first and after the last write since the
+   * previous call (coalesced). NULL when the path named nothing then. */
+  const tether_value_t *old_value;
+  const tether_value_t *new_value;
+  uint64_t revision;                /* runtime revision of the last write */
+  unsigned flags;                   /* TETHER_CHANGE_* */
+} tether_change_t;
+
+/* tether_change_t.flags: the call was requested by TETHER_OBSERVE_INITIAL;
+ * old_value and new_value are both the current value. */
+#define TETHER_CHANGE_INITIAL 1u
+
+/* An observer callback. Runs on the loop thread (default) or, with
+ * TETHER_OBSERVE_SYNC, on the writing thread before the write returns.
+ * It may call any tether_ function, including writes (delivered after it
+ * returns, as a new round), tether_observer_remove (also of itself),
+ * tether_state_free and tether_runtime_free. */
+typedef void (*tether_observer_fn)(const tether_change_t *change, void *user_data);
+
+/* Observer flags. */
+/* Deliver synchronously at the end of the writer's write, on the writing
+ * thread (if another thread is delivering at that moment, that thread runs
+ * it; either way it has run when the write returns). Without this flag,
+ * delivery is on the loop thread, coalesced per loop turn: one call per
+ * observer per turn, with the first old value and the last new value, and no
+ * call when they are equal. */
+#define TETHER_OBSERVE_SYNC 1u
+/* Call once now with the current value (flags has TETHER_CHANGE_INITIAL):
+ * before tether_observe returns for SYNC observers, else on the loop. */
+#define TETHER_OBSERVE_INITIAL 2u
+/* Call even when a write leaves the observed part equal. */
+#define TETHER_OBSERVE_EQUAL 4u
+
+/* Registers fn to be called when the part of s at `pointer` changes
+ * (NULL or "" observes the whole value; "/user/name" is not woken by a write
+ * to "/user/age"; a path that does not exist yet is allowed and is woken when
+ * it appears). Order: within one delivery round, observers are called in
+ * the order they were registered (across all states of the runtime).
+ * user_data is passed to fn; destroy (may be NULL) is called with it exactly
+ * once when the observer ends. On error destroy is NOT called: the caller
+ * still owns user_data.
+ * Errors: TETHER_ESTALE (s), TETHER_EINVAL (fn or out NULL, unknown flag),
+ * TETHER_EPATH (malformed pointer), TETHER_ENOMEM. */
+int tether_observe(tether_state_t s, const char *pointer, unsigned flags, tether_observer_fn fn,
+                   void *user_data, tether_destroy_fn destroy, tether_observer_t *out);
+
+/* Removes an observer: after this returns, fn is not called again (unless it
+ * is running at this moment on another thread, in which case destroy runs
+ * when that call returns). Safe from inside any callback, including the
+ * observer's own. Returns TETHER_OK when it removed the observer and
+ * TETHER_ESTALE when the handle is no longer (or never was) an observer;
+ * a second removal is harmless. */
+int tether_observer_remove(tether_observer_t o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TETHER_H */
