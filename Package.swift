@@ -1,5 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
+import Foundation
+
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
 
 // libtether.so = the C face (Tether) over the reactive core (TetherCore).
 // The core has no C types so it can be tested and measured alone and reused by
@@ -29,7 +32,9 @@ let package = Package(
         .target(
             name: "Tether",
             dependencies: ["TetherCore", "CTether", "CLibUV"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            exclude: ["exports.map"],
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/Sources/Tether/exports.map"])]
         ),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
     ]

@@ -54,6 +54,11 @@ extension Runtime {
             throw uvError("uv_async_init", rc)
         }
         async.pointee.data = Unmanaged.passRetained(self).toOpaque()  // released by the close callback
+        if mode == .external {
+            // A host's uv_run(UV_RUN_DEFAULT) should still return when the
+            // host's own work is done: our wake-up handle must not keep it alive.
+            uv_unref(UnsafeMutableRawPointer(async).assumingMemoryBound(to: uv_handle_t.self))
+        }
         guard mode == .thread else { return }
         let arg = Unmanaged.passRetained(self).toOpaque()
         let trc = uv_thread_create(&thread, { arg in
