@@ -5,6 +5,7 @@
 #include <string.h>
 
 static _Thread_local tether_internal_tls_t tls;
+__thread unsigned tether_internal_depth __attribute__((tls_model("initial-exec")));
 
 tether_internal_tls_t *tether_internal_tls(void) { return &tls; }
 

@@ -69,9 +69,11 @@ public func tether_observe(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _
         // The sink is dropped unreleased: on error the caller keeps user_data.
     }
     runtime.wakeLoopIfNeeded()
-    let sync = runtime.graph.hasSyncWork
-    runtime.lock.unlock()
-    if sync && !DeliveryContext.isDelivering(runtime.id) { runtime.deliverSync() }
+    if runtime.graph.hasSyncWork && !DeliveryContext.isDelivering(runtime.id) {
+        runtime.deliverSyncLocked()
+    } else {
+        runtime.lock.unlock()
+    }
     return 0
 }
 

@@ -52,9 +52,11 @@ private func writeState(_ s: tether_state_t, _ fn: String,
         return stateError(fn, s, error)
     }
     runtime.wakeLoopIfNeeded()
-    let sync = runtime.graph.hasSyncWork
-    runtime.lock.unlock()
-    if sync && !DeliveryContext.isDelivering(runtime.id) { runtime.deliverSync() }
+    if runtime.graph.hasSyncWork && !DeliveryContext.isDelivering(runtime.id) {
+        runtime.deliverSyncLocked()
+    } else {
+        runtime.lock.unlock()
+    }
     return 0
 }
 

@@ -8,9 +8,9 @@ enum DeliveryContext {
     /// The round a write from this thread gets for `runtime`: 0 outside its callbacks.
     @inline(__always)
     static func round(for runtime: UInt64) -> UInt32 {
-        let tls = tether_internal_tls()!
-        var i = Int(tls.pointee.depth)
+        var i = Int(tether_internal_get_depth())
         if i == 0 { return 0 }
+        let tls = tether_internal_tls()!
         return withUnsafeBytes(of: &tls.pointee.runtime) { ids in
             withUnsafeBytes(of: &tls.pointee.round) { rounds in
                 while i > 0 {
@@ -25,8 +25,9 @@ enum DeliveryContext {
     }
 
     static func isDelivering(_ runtime: UInt64) -> Bool {
+        var i = Int(tether_internal_get_depth())
+        if i == 0 { return false }
         let tls = tether_internal_tls()!
-        var i = Int(tls.pointee.depth)
         return withUnsafeBytes(of: &tls.pointee.runtime) { ids in
             while i > 0 {
                 i -= 1
@@ -36,20 +37,20 @@ enum DeliveryContext {
         }
     }
 
-    static var isInAnyCallback: Bool { tether_internal_tls()!.pointee.depth > 0 }
+    static var isInAnyCallback: Bool { tether_internal_get_depth() > 0 }
 
     /// False when nesting is too deep (a chain of 16 runtimes' callbacks).
     static func push(_ runtime: UInt64, round: UInt32) -> Bool {
         let tls = tether_internal_tls()!
-        let d = Int(tls.pointee.depth)
+        let d = Int(tether_internal_get_depth())
         guard d < Int(TETHER_INTERNAL_MAX_NESTING) else { return false }
         withUnsafeMutableBytes(of: &tls.pointee.runtime) { $0.storeBytes(of: runtime, toByteOffset: d * 8, as: UInt64.self) }
         withUnsafeMutableBytes(of: &tls.pointee.round) { $0.storeBytes(of: round, toByteOffset: d * 4, as: UInt32.self) }
-        tls.pointee.depth += 1
+        tether_internal_set_depth(UInt32(d + 1))
         return true
     }
 
     static func pop() {
-        tether_internal_tls()!.pointee.depth -= 1
+        tether_internal_set_depth(tether_internal_get_depth() - 1)
     }
 }

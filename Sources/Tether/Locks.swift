@@ -18,6 +18,7 @@ final class Lock {
 
     @inline(__always) func lock() { pthread_mutex_lock(raw) }
     @inline(__always) func unlock() { pthread_mutex_unlock(raw) }
+    @inline(__always) func tryLock() -> Bool { pthread_mutex_trylock(raw) == 0 }
 }
 
 final class Condition {

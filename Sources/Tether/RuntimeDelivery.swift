@@ -5,12 +5,13 @@ import TetherCore
 /// loop thread for the rest, one thread at a time (`deliveryLock`).
 extension Runtime {
     /// Runs queued calls round by round until none are owed. The caller holds
-    /// `deliveryLock`. Returns true with `lock` HELD when it found nothing
-    /// left (so the caller can publish "idle" atomically with that finding),
-    /// false with `lock` not held when the runtime died meanwhile.
-    func drain(includeLoop: Bool) -> Bool {
+    /// `deliveryLock` AND `lock`. Returns true with `lock` still held when it
+    /// found nothing left (so the caller can publish "idle" atomically with
+    /// that finding), false with `lock` released when the runtime died.
+    /// Each call costs one unlock/lock pair around it, nothing more: the end
+    /// of one call and the start of the next share a critical section.
+    func drainLocked(includeLoop: Bool) -> Bool {
         while true {
-            lock.lock()
             if dead { lock.unlock(); return false }
             if graph.hasSyncWork {
                 graph.takeBatch(.sync, into: &batch)
@@ -19,18 +20,20 @@ extension Runtime {
             } else {
                 return true
             }
-            lock.unlock()
-            for index in batch {
-                lock.lock()
-                if dead { lock.unlock(); return false }
-                let delivery = graph.beginDelivery(index)
-                lock.unlock()
+            var k = 0
+            while k < batch.count {
+                let delivery = graph.beginDelivery(batch[k])
+                k += 1
                 guard let delivery else { continue }
+                lock.unlock()
                 run(delivery)
                 lock.lock()
-                let released = graph.endDelivery(delivery)
-                lock.unlock()
-                released?.runRelease()
+                if let released = graph.endDelivery(delivery) {
+                    lock.unlock()
+                    released.runRelease()
+                    lock.lock()
+                }
+                if dead { lock.unlock(); return false }
             }
         }
     }
@@ -43,12 +46,25 @@ extension Runtime {
     }
 
     /// After a write (or a SYNC+INITIAL registration) outside this runtime's
-    /// callbacks: run the SYNC calls it owes before returning to the writer.
-    func deliverSync() {
+    /// callbacks, entered with `lock` held: run the SYNC calls it owes before
+    /// returning to the writer. Returns with `lock` released.
+    @inline(__always)
+    func deliverSyncLocked() {
+        if deliveryLock.tryLock() {
+            // Common case: nobody else is delivering; keep the graph lock.
+            let idle = drainLocked(includeLoop: false)
+            if idle { lock.unlock() }
+            deliveryLock.unlock()
+            if !idle { finishTeardownIfOwed() }
+            return
+        }
+        lock.unlock()
         deliveryLock.lock()
-        if drain(includeLoop: false) { lock.unlock() }
+        lock.lock()
+        let idle = drainLocked(includeLoop: false)
+        if idle { lock.unlock() }
         deliveryLock.unlock()
-        finishTeardownIfOwed()
+        if !idle { finishTeardownIfOwed() }
     }
 
     /// On the loop thread: run everything owed, then tell flush waiters.
@@ -57,8 +73,7 @@ extension Runtime {
         lock.lock()
         loopDraining = true
         drainsStarted &+= 1
-        lock.unlock()
-        if !drain(includeLoop: true) { lock.lock() }
+        if !drainLocked(includeLoop: true) { lock.lock() }
         loopDraining = false
         drainsCompleted &+= 1
         idleCondition.broadcast()

@@ -15,12 +15,19 @@
  * thread-local storage and the error message must outlive the failing call. */
 typedef struct tether_internal_tls {
   char message[1024];
-  unsigned depth;
   uint64_t runtime[TETHER_INTERNAL_MAX_NESTING]; /* runtime handle ids, innermost last */
   uint32_t round[TETHER_INTERNAL_MAX_NESTING];   /* round a write from that callback gets */
 } tether_internal_tls_t;
 
 TETHER_INTERNAL tether_internal_tls_t *tether_internal_tls(void);
+
+/* How many callbacks deep this thread is (in any runtime). Read on every
+ * write, so it lives apart from the rest in initial-exec TLS: a plain
+ * %fs-relative load instead of a __tls_get_addr call (profiled). */
+extern __thread unsigned tether_internal_depth TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+
+static inline unsigned tether_internal_get_depth(void) { return tether_internal_depth; }
+static inline void tether_internal_set_depth(unsigned d) { tether_internal_depth = d; }
 
 /* Stores the thread's last error message (len bytes, truncated to fit). */
 TETHER_INTERNAL void tether_internal_set_message(const char *msg, size_t len);
