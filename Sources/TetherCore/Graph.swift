@@ -38,8 +38,8 @@ public final class Graph {
         var removed: Bool
     }
 
-    var states: [StateNode] = []
-    var observers: [ObserverRecord] = []
+    var states = NodeBuffer<StateNode>()
+    var observers = NodeBuffer<ObserverRecord>()
     var firstFreeState: UInt32 = noIndex
     var firstFreeObserver: UInt32 = noIndex
     var generations: GenerationCounter
@@ -64,6 +64,11 @@ public final class Graph {
     public init(maxRounds: UInt32 = 100, firstGeneration: UInt32 = 1) {
         self.maxRounds = maxRounds
         self.generations = GenerationCounter(startingAt: firstGeneration)
+    }
+
+    deinit {
+        states.destroy()
+        observers.destroy()
     }
 
     /// Where generations continue, so a later graph in the same runtime slot

@@ -79,8 +79,8 @@ extension Graph {
         for i in observers.indices {
             if let sink = observers[i].sink { sinks.append(sink) }
         }
-        observers = []
-        states = []
+        observers.destroy()
+        states.destroy()
         syncQueue = []
         loopQueue = []
         firstFreeState = noIndex

@@ -1,0 +1,55 @@
+/// Contiguous storage for graph nodes, addressed by index.
+///
+/// Why not `[Element]`: profiled, an array stored in a class paid a
+/// uniqueness check on every mutation and, for our multi-field node structs,
+/// copied whole elements through value witnesses on reads. Addressors here
+/// hand out the element's address, so `nodes[i].field = x` is one store.
+/// The owner calls `destroy()` exactly once (Graph's deinit).
+struct NodeBuffer<Element> {
+    private(set) var base: UnsafeMutablePointer<Element>?
+    private(set) var count = 0
+    private var capacity = 0
+
+    init() {}
+
+    subscript(i: Int) -> Element {
+        unsafeAddress {
+            precondition(i >= 0 && i < count, "node index out of range")
+            return UnsafePointer(base! + i)
+        }
+        nonmutating unsafeMutableAddress {
+            precondition(i >= 0 && i < count, "node index out of range")
+            return base! + i
+        }
+    }
+
+    var indices: Range<Int> { 0..<count }
+
+    mutating func append(_ element: Element) {
+        if count == capacity { grow() }
+        (base! + count).initialize(to: element)
+        count += 1
+    }
+
+    private mutating func grow() {
+        let newCapacity = Swift.max(16, capacity * 2)
+        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        if let base {
+            newBase.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = newBase
+        capacity = newCapacity
+    }
+
+    /// Deinitializes every element and frees the storage; the buffer is empty after.
+    mutating func destroy() {
+        if let base {
+            base.deinitialize(count: count)
+            base.deallocate()
+        }
+        base = nil
+        count = 0
+        capacity = 0
+    }
+}
