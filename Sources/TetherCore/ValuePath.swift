@@ -32,27 +32,23 @@ extension Value {
         }
         let leafDepth = tokens.count - 1
         let outcome: Result<Void, PathFailure> = withParent(of: tokens) { parent in
-            switch parent {
-            case .object(var object):
-                parent = .null  // drop our reference so the update happens in place
+            if var object = parent.takeObject() {
                 object.members.updateValue(newValue, forKey: last)
                 parent = .object(object)
                 return .success(())
-            case .array(var array):
-                let position: Int
+            }
+            if var array = parent.takeArray() {
+                defer { parent = .array(array) }
                 switch ArrayIndex(last) {
-                case .end: position = array.count
-                case .index(let i) where i <= array.count: position = i
+                case .end: array.append(newValue)
+                case .index(let i) where i == array.count: array.append(newValue)
+                case .index(let i) where i < array.count: array[i] = newValue
                 case .index: return .failure(PathFailure(.indexOutOfRange(count: array.count), depth: leafDepth))
                 case .invalid: return .failure(PathFailure(.notAnIndex, depth: leafDepth))
                 }
-                parent = .null
-                if position == array.count { array.append(newValue) } else { array[position] = newValue }
-                parent = .array(array)
                 return .success(())
-            default:
-                return .failure(PathFailure(.notContainer(parent.type), depth: leafDepth))
             }
+            return .failure(PathFailure(.notContainer(parent.type), depth: leafDepth))
         }
         if case .failure(let failure) = outcome { throw failure.error(for: tokens) }
     }
@@ -69,29 +65,23 @@ extension Value {
         }
         let leafDepth = tokens.count - 1
         let outcome: Result<Value, PathFailure> = withParent(of: tokens) { parent in
-            switch parent {
-            case .object(var object):
+            if var object = parent.takeObject() {
+                defer { parent = .object(object) }
                 guard let i = object.members.index(forKey: last) else {
                     return .failure(PathFailure(.noMember, depth: leafDepth))
                 }
-                parent = .null
-                let removed = object.members.remove(at: i).value
-                parent = .object(object)
-                return .success(removed)
-            case .array(var array):
+                return .success(object.members.remove(at: i).value)
+            }
+            if var array = parent.takeArray() {
+                defer { parent = .array(array) }
                 switch ArrayIndex(last) {
-                case .index(let i) where i < array.count:
-                    parent = .null
-                    let removed = array.remove(at: i)
-                    parent = .array(array)
-                    return .success(removed)
+                case .index(let i) where i < array.count: return .success(array.remove(at: i))
                 case .index: return .failure(PathFailure(.indexOutOfRange(count: array.count), depth: leafDepth))
                 case .end: return .failure(PathFailure(.endOfArray, depth: leafDepth))
                 case .invalid: return .failure(PathFailure(.notAnIndex, depth: leafDepth))
                 }
-            default:
-                return .failure(PathFailure(.notContainer(parent.type), depth: leafDepth))
             }
+            return .failure(PathFailure(.notContainer(parent.type), depth: leafDepth))
         }
         switch outcome {
         case .success(let removed): return removed
@@ -152,38 +142,36 @@ extension Value {
         var outcome: Result<R, PathFailure>?
         walk: for depth in 0..<(tokens.count - 1) {
             let token = tokens[depth]
-            switch current {
-            case .object(var object):
+            if var object = current.takeObject() {
                 guard let i = object.members.index(forKey: token) else {
+                    current = .object(object)
                     outcome = .failure(PathFailure(.noMember, depth: depth))
                     break walk
                 }
-                current = .null
-                let child = object.members.values[i]
+                current = object.members.values[i]
                 object.members.values[i] = .null
                 detached.append(.object(object, index: i))
-                current = child
-            case .array(var array):
-                let i: Int
+            } else if var array = current.takeArray() {
                 switch ArrayIndex(token) {
-                case .index(let n) where n < array.count: i = n
-                case .index: outcome = .failure(PathFailure(.indexOutOfRange(count: array.count), depth: depth)); break walk
-                case .end: outcome = .failure(PathFailure(.endOfArray, depth: depth)); break walk
-                case .invalid: outcome = .failure(PathFailure(.notAnIndex, depth: depth)); break walk
+                case .index(let i) where i < array.count:
+                    current = array[i]
+                    array[i] = .null
+                    detached.append(.array(array, index: i))
+                    continue walk
+                case .index: outcome = .failure(PathFailure(.indexOutOfRange(count: array.count), depth: depth))
+                case .end: outcome = .failure(PathFailure(.endOfArray, depth: depth))
+                case .invalid: outcome = .failure(PathFailure(.notAnIndex, depth: depth))
                 }
-                current = .null
-                let child = array[i]
-                array[i] = .null
-                detached.append(.array(array, index: i))
-                current = child
-            default:
+                current = .array(array)
+                break walk
+            } else {
                 outcome = .failure(PathFailure(.notContainer(current.type), depth: depth))
                 break walk
             }
         }
         if case .none = outcome { outcome = body(&current) }
         while let level = detached.popLast() {
-            switch level {
+            switch consume level {
             case .object(var object, let i):
                 object.members.values[i] = current
                 current = .object(object)
@@ -227,6 +215,23 @@ enum ArrayIndex {
             // An index too large for Int is still an index, just one past any array.
             self = .index(saturated ? Int.max : n)
         }
+    }
+}
+
+extension Value {
+    /// The object, moved out so that the caller holds the only reference;
+    /// self is left .null. (Binding it in a `switch` would keep a second
+    /// reference alive for the whole case and make every write copy it.)
+    fileprivate mutating func takeObject() -> ValueObject? {
+        guard case .object(let object) = self else { return nil }
+        self = .null
+        return object
+    }
+
+    fileprivate mutating func takeArray() -> [Value]? {
+        guard case .array(let array) = self else { return nil }
+        self = .null
+        return array
     }
 }
 
