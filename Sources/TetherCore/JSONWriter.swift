@@ -134,7 +134,8 @@ struct JSONWriter {
 
     /// Swift's description is the shortest text that reads back as the same
     /// double, and is JSON syntax for finite values ("1e-05", "1e+20", "-0.0").
-    /// An integral double is kept visibly a double so it reads back as one.
+    /// It already writes integral doubles as "1.0" or "1e+16"; the check below
+    /// keeps "reads back as a double, not an int" true should that ever change.
     static func writeDouble(_ d: Double, into out: inout [UInt8]) {
         let text = d.description.utf8
         out.append(contentsOf: text)
