@@ -203,19 +203,22 @@ int tether_value_get_path(const tether_value_t *v, const char *pointer, tether_v
 /* Stores a copy of item at pointer inside v (JSON Patch "add": replaces a
  * member or element, adds a new member, appends when the last token is "-" or
  * equals the array length; "" replaces v entirely). The parent must exist.
- * Errors: as tether_value_get_path; v is unchanged on error. */
+ * Errors: as tether_value_get_path, and TETHER_ERANGE when the result would
+ * nest arrays/objects deeper than 512 levels; v is unchanged on error. */
 int tether_value_set_path(tether_value_t *v, const char *pointer, const tether_value_t *item);
 
 /* Removes the member or element at pointer ("" is refused: TETHER_EINVAL).
  * Errors: as tether_value_get_path; v is unchanged on error. */
 int tether_value_remove_path(tether_value_t *v, const char *pointer);
 
-/* Appends a copy of item to the array v. Errors: TETHER_EINVAL, TETHER_ETYPE. */
+/* Appends a copy of item to the array v. Errors: TETHER_EINVAL, TETHER_ETYPE,
+ * TETHER_ERANGE (the result would nest deeper than 512 levels). */
 int tether_value_array_append(tether_value_t *v, const tether_value_t *item);
 
 /* Sets member key (len bytes, or NUL-terminated when -1) of the object v to a
  * copy of item, replacing an existing member in place or appending a new one.
- * Errors: TETHER_EINVAL (NULL, invalid UTF-8 key), TETHER_ETYPE. */
+ * Errors: TETHER_EINVAL (NULL, invalid UTF-8 key), TETHER_ETYPE,
+ * TETHER_ERANGE (the result would nest deeper than 512 levels). */
 int tether_value_object_set(tether_value_t *v, const char *key, ptrdiff_t len,
                             const tether_value_t *item);
 

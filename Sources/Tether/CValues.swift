@@ -190,7 +190,11 @@ public func tether_value_get_path(_ v: OpaquePointer?, _ path: UnsafePointer<CCh
 public func tether_value_set_path(_ v: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ item: OpaquePointer?) -> Int32 {
     guard let item else { return fail(.invalidArgument, "tether_value_set_path: item is NULL") }
     let newValue = valuePointer(item).pointee
-    return modify(v, "tether_value_set_path") { (v) throws(TetherError) in try v.set(newValue, at: try pointer(path)) }
+    return modify(v, "tether_value_set_path") { (v) throws(TetherError) in
+        let p = try pointer(path)
+        try Value.checkNesting(of: newValue, under: p.tokens.count)
+        try v.set(newValue, at: p)
+    }
 }
 
 @_cdecl("tether_value_remove_path")
@@ -208,6 +212,7 @@ public func tether_value_array_append(_ v: OpaquePointer?, _ item: OpaquePointer
     let newValue = valuePointer(item).pointee
     return modify(v, "tether_value_array_append") { (v) throws(TetherError) in
         guard case var .array(a) = v else { throw Scalar.mismatch(v, "array") }
+        try Value.checkNesting(of: newValue, under: 1)
         v = .null  // drop the enum's reference so the append is in place
         a.append(newValue)
         v = .array(a)
@@ -222,6 +227,7 @@ public func tether_value_object_set(_ v: OpaquePointer?, _ key: UnsafePointer<CC
     return modify(v, "tether_value_object_set") { (v) throws(TetherError) in
         guard case let .string(name) = try stringValue(key, len, "key") else { return }
         guard case var .object(o) = v else { throw Scalar.mismatch(v, "object") }
+        try Value.checkNesting(of: newValue, under: 1)
         v = .null
         o[name] = newValue
         v = .object(o)

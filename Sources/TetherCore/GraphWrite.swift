@@ -26,6 +26,7 @@ extension Graph {
         if path.isRoot { return try write(id, value, round: round) }
         let i = try resolve(id)
         try checkRound(round, i)
+        try Value.checkNesting(of: value, under: path.tokens.count)
         if let before = states[i].value.valueIfPresent(at: path), before == value {
             // Validate the path all the same so a bad one is reported.
             scheduleEqual(i, path: path, round: round)

@@ -48,18 +48,21 @@ public enum ValueType: Int32, Sendable, CaseIterable, CustomStringConvertible {
 }
 
 extension Value: Equatable {
-    /// Structural equality. Two differences from Swift's defaults, both so that
+    /// Structural equality. Three differences from Swift's defaults, both so that
     /// "writing an equal value wakes nobody" means what a user expects:
     /// every NaN equals every NaN (a NaN written twice is not a change), and
     /// objects compare as unordered maps (RFC 8259: member order carries no
-    /// meaning). An int never equals a double: the types differ.
+    /// meaning), and strings compare byte for byte, without Unicode
+    /// normalisation. An int never equals a double: the types differ.
     public static func == (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.int(a), .int(b)): return a == b
         case let (.double(a), .double(b)): return a == b || (a.isNaN && b.isNaN)
-        case let (.string(a), .string(b)): return a == b
+        // Byte-exact, as JSON compares strings: Swift's == would treat
+        // "é" and "e\u{301}" (canonically equivalent) as one value.
+        case let (.string(a), .string(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.bytes(a), .bytes(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)): return a == b
@@ -89,5 +92,36 @@ public struct ValueObject: Sendable, Equatable {
             guard let other = rhs.members[key], other == value else { return false }
         }
         return true
+    }
+}
+
+extension Value {
+    /// The deepest nesting a value may have, the same as the JSON parser's
+    /// limit. Freeing, comparing and copying values recurse through their
+    /// nesting, so an unbounded depth (one level per write is enough to get
+    /// there) would end in a stack overflow; inserts check against this.
+    public static let maxNesting = 512
+
+    /// Levels of arrays and objects: 0 for a scalar, 1 for a flat array.
+    public var nestingDepth: Int {
+        switch self {
+        case let .array(a): return 1 + (a.lazy.map(\.nestingDepth).max() ?? 0)
+        case let .object(o): return 1 + (o.members.values.lazy.map(\.nestingDepth).max() ?? 0)
+        default: return 0
+        }
+    }
+
+    /// Throws when putting `item` `levels` containers deep would nest deeper
+    /// than `maxNesting`. Scalars cost nothing to check.
+    public static func checkNesting(of item: Value, under levels: Int) throws(TetherError) {
+        switch item {
+        case .array, .object:
+            let depth = levels + item.nestingDepth
+            if depth > maxNesting {
+                throw TetherError(.outOfRange, "the result would nest \(depth) levels deep; the limit is \(maxNesting)")
+            }
+        default:
+            return
+        }
     }
 }
