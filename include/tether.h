@@ -72,7 +72,7 @@ typedef enum tether_error {
   TETHER_EPATH = -4,      /* malformed JSON Pointer, or not an array index */
   TETHER_ENOTFOUND = -5,  /* the path names no member                      */
   TETHER_EJSON = -6,      /* malformed JSON text (message has the place)   */
-  TETHER_ERANGE = -7,     /* index or number out of range, nesting too deep*/
+  TETHER_ERANGE = -7,     /* index/number out of range, insert nests > 512 */
   TETHER_ENOMEM = -8,     /* out of memory or out of handle space          */
   TETHER_ELOOP = -9,      /* callbacks kept writing: feedback loop cut     */
   TETHER_EBUSY = -10,     /* the call would wait on itself (see flush)     */
@@ -241,7 +241,8 @@ typedef enum tether_loop_mode {
   TETHER_LOOP_THREAD = 0,
   /* The runtime owns a loop; the host drives it by calling
    * tether_runtime_run() from one thread, for example when
-   * tether_runtime_fd() polls readable. */
+   * tether_runtime_fd() polls readable. Until the first run call, the
+   * thread that created the runtime counts as its loop thread. */
   TETHER_LOOP_HOST = 1,
   /* The host hands in its own uv_loop_t (options.loop) and runs it with
    * uv_run() as usual; the runtime adds one uv_async_t handle to it.
@@ -320,7 +321,9 @@ int tether_runtime_revision(tether_runtime_t rt, uint64_t *out);
 
 /* State flags for tether_state_new. */
 /* Refuse writes of another type (TETHER_ETYPE). An int written to a
- * type-locked double state is stored as a double. */
+ * type-locked double state is stored as a double. The lock is on the type of
+ * the whole value: writes below the root (tether_state_set_path) are not
+ * type-checked, but cannot change the root's type either. */
 #define TETHER_STATE_LOCK_TYPE 1u
 
 /* Creates a state in rt holding a copy of initial (NULL means null), the
@@ -370,10 +373,12 @@ int tether_state_get(tether_state_t s, tether_value_t **out);
  * and schedules the affected observers. Writing an equal value changes
  * nothing and wakes only observers registered with TETHER_OBSERVE_EQUAL.
  * Observers registered with TETHER_OBSERVE_SYNC have run when the setter
- * returns. Errors common to all setters: TETHER_ESTALE; TETHER_ETYPE when
- * the state is type-locked and the new value has another type;
- * TETHER_ELOOP when called from a callback max_rounds deep.
- * Nothing is changed on error. */
+ * returns. Once the write is applied the setter returns TETHER_OK, whatever
+ * those observers then do (a write of theirs that is refused fails in the
+ * observer, not here). Errors common to all setters: TETHER_ESTALE;
+ * TETHER_EINVAL (v NULL); TETHER_ETYPE when the state is type-locked and the
+ * new value has another type; TETHER_ELOOP when called from a callback
+ * max_rounds deep. Nothing is changed on error. */
 int tether_state_set(tether_state_t s, const tether_value_t *v);
 
 /* Typed readers: TETHER_ETYPE when the state holds another type
@@ -418,7 +423,9 @@ int tether_state_set_path(tether_state_t s, const char *pointer, const tether_va
 int tether_state_set_path_json(tether_state_t s, const char *pointer, const char *json,
                                ptrdiff_t len);
 
-/* Removes the member or element at a JSON Pointer inside the state.
+/* Removes the member or element at a JSON Pointer inside the state. Removing
+ * an array element shifts the later ones, so observers of those indexes are
+ * woken when their part changed (or disappeared: new_value NULL).
  * Errors: those of tether_state_set and of tether_value_remove_path. */
 int tether_state_remove_path(tether_state_t s, const char *pointer);
 

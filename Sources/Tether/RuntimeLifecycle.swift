@@ -59,6 +59,12 @@ extension Runtime {
             // host's own work is done: our wake-up handle must not keep it alive.
             uv_unref(UnsafeMutableRawPointer(async).assumingMemoryBound(to: uv_handle_t.self))
         }
+        if mode == .host {
+            // libuv registers the handle's descriptor with the backend fd only
+            // inside uv_run; one turn now makes tether_runtime_fd() poll
+            // readable on the first write, before the host ever ran us.
+            uv_run(loop, UV_RUN_NOWAIT)
+        }
         guard mode == .thread else { return }
         let arg = Unmanaged.passRetained(self).toOpaque()
         let trc = uv_thread_create(&thread, { arg in

@@ -82,7 +82,9 @@ extension Graph {
     }
 
     /// A changing write: wake observers of the written path, its ancestors
-    /// and its descendants whose part differs — never its siblings.
+    /// and its descendants whose part differs — never its siblings. (A
+    /// removal from an array passes the array as `writtenPath`: the elements
+    /// after the removed one shift, so they are not siblings in effect.)
     func scheduleChanged(_ s: Int, old: Value, writtenPath: JSONPointer, round: UInt32) {
         var o = states[s].firstObserver
         while o != noIndex {

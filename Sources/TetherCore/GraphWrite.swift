@@ -32,9 +32,18 @@ extension Graph {
             scheduleEqual(i, path: path, round: round)
             return false
         }
-        return try mutate(i, path: path, round: round) { (v: inout Value) throws(TetherError) in
+        // Observers match by path, so "/list/-" must name the element it creates.
+        let written = appendTarget(path, in: states[i].value) ?? path
+        return try mutate(i, path: written, round: round) { (v: inout Value) throws(TetherError) in
             try v.set(value, at: path)
         }
+    }
+
+    /// "/a/-" appends to the array /a: the element it creates is /a/<count>.
+    private func appendTarget(_ path: JSONPointer, in root: Value) -> JSONPointer? {
+        guard path.tokens.last == "-", let parent = path.parent,
+              case let .array(a)? = root.valueIfPresent(at: parent) else { return nil }
+        return parent.appending(String(a.count))
     }
 
     /// Removes the member or element at `path`.
@@ -44,7 +53,13 @@ extension Graph {
             throw TetherError(.invalidArgument, "cannot remove the root of a state; write null instead")
         }
         try checkRound(round, i)
-        try mutate(i, path: path, round: round) { (v: inout Value) throws(TetherError) in
+        // Removing an array element shifts the ones after it: every path
+        // under that array may change, so observers there are compared too.
+        var affected = path
+        if let parent = path.parent, case .array? = states[i].value.valueIfPresent(at: parent) {
+            affected = parent
+        }
+        try mutate(i, path: affected, round: round) { (v: inout Value) throws(TetherError) in
             try v.remove(at: path)
         }
     }

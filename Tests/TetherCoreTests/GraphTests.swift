@@ -258,3 +258,31 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
         #expect(g.liveStates == 0 && g.liveObservers == 0)
     }
 }
+
+@Suite struct GraphArrayPathTests {
+    @Test func appendWakesObserverOfTheNewIndex() throws {
+        let g = Graph(), r = Recorder()
+        let s = try g.createState(try Value(json: #"{"tags":["a"]}"#))
+        _ = try g.observe(s, path: try JSONPointer(parsing: "/tags/1"), options: [], sink: r.sink("t1"))
+        _ = try g.observe(s, path: try JSONPointer(parsing: "/tags/0"), options: [], sink: r.sink("t0"))
+        try g.write(s, .string("b"), at: JSONPointer(parsing: "/tags/-"))
+        deliver(g, .loop)
+        #expect(r.names == ["t1"])
+        #expect(r.changes.first?.old == nil)
+        #expect(r.changes.first?.new == .string("b"))
+    }
+
+    @Test func removingAnElementWakesTheOnesThatShift() throws {
+        let g = Graph(), r = Recorder()
+        let s = try g.createState(try Value(json: #"{"tags":["a","b","c"],"n":1}"#))
+        for k in 0..<3 {
+            _ = try g.observe(s, path: try JSONPointer(parsing: "/tags/\(k)"), options: [], sink: r.sink("t\(k)"))
+        }
+        _ = try g.observe(s, path: try JSONPointer(parsing: "/n"), options: [], sink: r.sink("n"))
+        try g.remove(s, at: JSONPointer(parsing: "/tags/1"))
+        deliver(g, .loop)
+        #expect(r.names == ["t1", "t2"])
+        #expect(r.changes[0].new == .string("c"))
+        #expect(r.changes[1].old == .string("c") && r.changes[1].new == nil)
+    }
+}

@@ -1,0 +1,133 @@
+# Makefile — Tether for C users (GNU make).
+#
+#   make / make build   release libtether.so in .build/release/ (static Swift
+#                       stdlib: at run time it needs only libuv and the C/C++
+#                       runtime libraries, no Swift toolchain)
+#   make deps           install libuv1-dev + pkg-config if missing; check swift
+#   make run            build, then build and run the demo (examples-c/demo.c)
+#   make test           swift build + swift test, release build, an install
+#                       check, then every C example; the last line of output
+#                       is "N passed, N failed"
+#   make install        PREFIX=/usr/local (default), DESTDIR honoured
+#   make check-install  install into a temp prefix and build a program there
+#                       with nothing but pkg-config
+#   make asan | tsan | valgrind    the C examples under a sanitizer
+#   make clean
+#
+# Variables: SWIFT (swift), CC (cc), PREFIX (/usr/local), DESTDIR.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+# A toolchain unpacked in /opt/swift but not on PATH (a non-login shell that
+# skipped /etc/profile.d) is still found.
+ifeq ($(shell command -v swift 2>/dev/null),)
+  ifneq ($(wildcard /opt/swift/usr/bin/swift),)
+    export PATH := /opt/swift/usr/bin:$(PATH)
+  endif
+endif
+
+SWIFT ?= swift
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+VERSION := $(shell sed -n 's/^\#define TETHER_VERSION_STRING "\(.*\)"$$/\1/p' include/tether.h)
+RELEASE_DIR := .build/release
+LIB := $(RELEASE_DIR)/libtether.so
+BIN := examples-c/bin
+
+# The ThreadSanitizer build of the library lives in its own scratch path so it
+# never disturbs the release build (.build-* is gitignored).
+TSAN_SCRATCH := .build-tsan
+TSAN_LIBDIR := $(TSAN_SCRATCH)/debug
+
+# Flags for building a C program against the library in the work tree.
+EXAMPLE_CFLAGS := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iexamples-c
+EXAMPLE_LIBS = -L$(RELEASE_DIR) -ltether -Wl,-rpath,$(abspath $(RELEASE_DIR)) -lpthread -lm
+
+.PHONY: all build deps run test swift-test install check-install asan tsan valgrind clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c release -Xswiftc -static-stdlib
+	@test -f $(LIB) || { echo "make build: $(LIB) was not produced"; exit 1; }
+
+run: build
+	@mkdir -p $(BIN)
+	$(CC) $(EXAMPLE_CFLAGS) -o $(BIN)/demo examples-c/demo.c $(EXAMPLE_LIBS)
+	@echo
+	@$(BIN)/demo
+
+# The Swift tests of the core, on a debug build of everything.
+swift-test: deps
+	$(SWIFT) build
+	$(SWIFT) test
+
+# Everything. A failing swift test or check-install does not stop the C
+# examples: their results are handed to the harness, which runs last, counts
+# them with its own, and prints the final "N passed, N failed" line (the
+# exit status is non-zero if anything failed). Only a failed release build
+# stops here, since there would be no library to test.
+test: deps
+	@swift_rc=0; { $(SWIFT) build && $(SWIFT) test; } || swift_rc=$$?; \
+	$(SWIFT) build -c release -Xswiftc -static-stdlib || exit 1; \
+	install_rc=0; $(MAKE) --no-print-directory check-install || install_rc=$$?; \
+	EXTRA_RESULTS="swift-test=$$swift_rc check-install=$$install_rc" bash examples-c/run-tests.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libtether.so
+	install -m 0644 include/tether.h $(DESTDIR)$(PREFIX)/include/tether.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+
+# Proves the installed pkg-config path works for a program outside the tree:
+# counter.c is copied to a temp dir and built with only
+# `pkg-config --cflags --libs tether`, then run without LD_LIBRARY_PATH, and
+# must load the installed libtether.so (not the one in .build/).
+check-install:
+	@set -euo pipefail; \
+	tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/tether-check-install.XXXXXX"); \
+	trap 'rm -rf "$$tmp"' EXIT; \
+	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix" DESTDIR= >"$$tmp/install.log" 2>&1 \
+	  || { cat "$$tmp/install.log"; exit 1; }; \
+	cp examples-c/counter.c examples-c/check.h "$$tmp/"; \
+	cd "$$tmp"; \
+	export PKG_CONFIG_PATH="$$tmp/prefix/lib/pkgconfig"; \
+	test "$$(pkg-config --modversion tether)" = "$(VERSION)" \
+	  || { echo "check-install: pkg-config reports version $$(pkg-config --modversion tether), expected $(VERSION)"; exit 1; }; \
+	$(CC) -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -pthread \
+	  -o counter counter.c $$(pkg-config --cflags --libs tether); \
+	env -u LD_LIBRARY_PATH ./counter >counter.log 2>&1 \
+	  || { echo "check-install: the installed counter failed:"; cat counter.log; exit 1; }; \
+	loaded=$$(env -u LD_LIBRARY_PATH ldd ./counter | awk '/libtether/ {print $$3}'); \
+	case "$$loaded" in "$$tmp"/prefix/lib/*) ;; \
+	  *) echo "check-install: counter loaded libtether from '$$loaded', not the install"; exit 1 ;; esac; \
+	echo "check-install: ok (tether $(VERSION) installed, counter built with pkg-config and run)"
+
+# AddressSanitizer + UndefinedBehaviorSanitizer on the C side, against the
+# release library (its mallocs and frees are still checked, leaks included).
+asan: build
+	SANITIZE=asan bash examples-c/run-tests.sh
+
+# ThreadSanitizer on both sides: a debug build of the library with
+# --sanitize=thread (no static stdlib: the TSan runtime must be shared with
+# the executable), and the examples built with the Swift toolchain's clang,
+# whose TSan runtime is the one that library was built for. The harness puts
+# the toolchain's lib/swift/linux on LD_LIBRARY_PATH for the Swift runtime.
+tsan: deps
+	$(SWIFT) build -c debug --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	SANITIZE=tsan TETHER_LIBDIR=$(TSAN_LIBDIR) bash examples-c/run-tests.sh
+
+# Memcheck on the C examples against the release library.
+valgrind: build
+	SANITIZE=valgrind bash examples-c/run-tests.sh
+
+clean:
+	-$(SWIFT) package clean
+	rm -rf $(BIN) $(TSAN_SCRATCH)

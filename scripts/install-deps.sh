@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# install-deps.sh — makes sure this machine can build and test Tether.
+#
+#  - libuv's headers and pkg-config file (Debian/Ubuntu: libuv1-dev) and
+#    pkg-config itself: installed with apt-get when missing (as root, or
+#    through sudo when that exists);
+#  - a Swift toolchain (swift on PATH): only checked; it is not an apt
+#    package, so this says where to get it.
+#
+# Idempotent and quiet when everything is there. Exit status 1, with a
+# message saying what to do, when something is missing and cannot be
+# installed here.
+set -euo pipefail
+
+say() { echo "install-deps: $*"; }
+die() { echo "install-deps: error: $*" >&2; exit 1; }
+
+need_apt=()
+if ! command -v pkg-config >/dev/null 2>&1; then
+  need_apt+=(pkg-config)
+  need_apt+=(libuv1-dev) # cannot tell whether libuv is there without pkg-config
+elif ! pkg-config --exists libuv; then
+  need_apt+=(libuv1-dev)
+fi
+
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  say "missing: ${need_apt[*]}"
+  if ! command -v apt-get >/dev/null 2>&1; then
+    die "apt-get is not available. Install libuv (>= 1.x, with its headers and" \
+        "libuv.pc) and pkg-config with your system's package manager, e.g." \
+        "'dnf install libuv-devel pkgconf' or 'brew install libuv pkg-config'."
+  fi
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      die "not running as root and sudo is not installed. Run as root:" \
+          "apt-get update && apt-get install -y ${need_apt[*]}"
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  say "running: ${sudo[*]:+${sudo[*]} }apt-get update && apt-get install -y ${need_apt[*]}"
+  "${sudo[@]}" apt-get update -qq ||
+    die "apt-get update failed (network? permissions?)"
+  "${sudo[@]}" apt-get install -y -qq "${need_apt[@]}" >/dev/null ||
+    die "apt-get install -y ${need_apt[*]} failed"
+  pkg-config --exists libuv ||
+    die "libuv1-dev was installed but 'pkg-config --exists libuv' still fails"
+  say "installed ${need_apt[*]}"
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  if [ -x /opt/swift/usr/bin/swift ]; then
+    die "swift is installed in /opt/swift/usr/bin but not on PATH. Run:" \
+        "export PATH=/opt/swift/usr/bin:\$PATH"
+  fi
+  die "the Swift toolchain (swift 6.0 or later) is not on PATH. Get it from" \
+      "https://www.swift.org/install/linux/ (or with swiftly), then make sure" \
+      "'swift --version' works in this shell."
+fi
+
+say "ok: libuv $(pkg-config --modversion libuv), $(swift --version 2>/dev/null | head -n 1)"
