@@ -78,7 +78,8 @@ typedef enum tether_error {
   TETHER_EBUSY = -10,     /* the call would wait on itself (see flush)     */
   TETHER_ETHREAD = -11,   /* called on the wrong thread (see run modes)    */
   TETHER_EUV = -12,       /* libuv reported an error (message has it)      */
-  TETHER_EREADONLY = -13  /* the target refuses writes                     */
+  TETHER_EREADONLY = -13, /* the target refuses writes                     */
+  TETHER_ECYCLE = -14     /* a computed depends on itself                  */
 } tether_error_t;
 
 /* A short static description of an error code ("stale handle"), or
@@ -98,6 +99,9 @@ const char *tether_last_error(void);
 typedef struct tether_runtime { uint64_t id; } tether_runtime_t;
 typedef struct tether_state { uint64_t id; } tether_state_t;
 typedef struct tether_observer { uint64_t id; } tether_observer_t;
+typedef struct tether_computed { uint64_t id; } tether_computed_t;
+typedef struct tether_effect { uint64_t id; } tether_effect_t;
+typedef struct tether_tracking { uint64_t id; } tether_tracking_t;
 
 /* Releases user data when a registration ends; see the conventions above. */
 typedef void (*tether_destroy_fn)(void *user_data);
@@ -221,6 +225,23 @@ int tether_value_array_append(tether_value_t *v, const tether_value_t *item);
  * TETHER_ERANGE (the result would nest deeper than 512 levels). */
 int tether_value_object_set(tether_value_t *v, const char *key, ptrdiff_t len,
                             const tether_value_t *item);
+
+/* In-place setters: replace whatever v holds with a scalar. They exist so a
+ * compute callback can fill its result slot without allocating. Errors:
+ * TETHER_EINVAL (v NULL; set_string: str NULL with a non-zero length, or
+ * invalid UTF-8). */
+int tether_value_set_null(tether_value_t *v);
+/* Replaces v's content with a bool; see the in-place setter notes above. */
+int tether_value_set_bool(tether_value_t *v, bool b);
+/* Replaces v's content with an int; see the in-place setter notes above. */
+int tether_value_set_int(tether_value_t *v, int64_t i);
+/* Replaces v's content with a double; see the in-place setter notes above. */
+int tether_value_set_double(tether_value_t *v, double d);
+/* Replaces v's content with a string (len or -1); see the notes above. */
+int tether_value_set_string(tether_value_t *v, const char *str, ptrdiff_t len);
+/* Replaces v's content with a copy of src (cheap: composites are shared
+ * copy-on-write). Errors: TETHER_EINVAL (either NULL). */
+int tether_value_assign(tether_value_t *v, const tether_value_t *src);
 
 /* Writes v as JSON into buf, snprintf-style (see conventions). flags: 0 or
  * TETHER_JSON_PRETTY. Bytes are written as base64 strings.
@@ -437,7 +458,7 @@ int tether_state_remove_path(tether_state_t s, const char *pointer);
  * callback. */
 typedef struct tether_change {
   tether_observer_t observer;       /* the observer being called */
-  tether_state_t state;             /* the state it observes */
+  tether_state_t state;             /* the state it observes ({0} for a computed) */
   const char *path;                 /* the observed JSON Pointer ("" = all) */
   /* The observed part before the first and after the last write since the
    * previous call (coalesced). NULL when the path named nothing then. */
@@ -445,6 +466,7 @@ typedef struct tether_change {
   const tether_value_t *new_value;
   uint64_t revision;                /* runtime revision of the last write */
   unsigned flags;                   /* TETHER_CHANGE_* */
+  tether_computed_t computed;       /* the computed observed ({0} for a state) */
 } tether_change_t;
 
 /* tether_change_t.flags: the call was requested by TETHER_OBSERVE_INITIAL;
@@ -492,6 +514,160 @@ int tether_observe(tether_state_t s, const char *pointer, unsigned flags, tether
  * TETHER_ESTALE when the handle is no longer (or never was) an observer;
  * a second removal is harmless. */
 int tether_observer_remove(tether_observer_t o);
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Opens a batch (GLib's g_object_freeze_notify, for the whole runtime):
+ * writes still apply at once and are visible to reads, but no observer,
+ * effect or tracking callback of rt runs until the outermost batch ends;
+ * then each runs at most once, seeing the final values. A value changed and
+ * changed back inside a batch (42 -> 0 -> 42) wakes nothing. Batches nest
+ * and are runtime-wide: while any thread has one open, rt delivers nothing.
+ * Errors: TETHER_ESTALE. */
+int tether_batch_begin(tether_runtime_t rt);
+
+/* Closes the innermost batch. Ending the outermost one delivers what it held
+ * back: SYNC callbacks before this returns, loop callbacks on the loop.
+ * Errors: TETHER_ESTALE; TETHER_EINVAL when no batch is open. */
+int tether_batch_end(tether_runtime_t rt);
+
+/* ------------------------------------------------------------------------ */
+/* Computed values                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A compute callback: reads states and computeds through the ordinary get
+ * functions (those reads are recorded as its dependencies), stores its
+ * result in `result` (a runtime-owned value, null on entry; fill it with
+ * tether_value_set_* or tether_value_assign, never free it) and returns
+ * TETHER_OK — or a negative error code, which is cached and returned to
+ * every reader (with the message of tether_last_error() at that moment)
+ * until a dependency changes. Runs on whichever thread reads the computed
+ * (or delivers an effect that needs it), never concurrently with any other
+ * callback of the runtime. It must not write states. */
+typedef int (*tether_compute_fn)(tether_value_t *result, void *user_data);
+
+/* Creates a computed (a derived value, SwiftUI's computed property read in
+ * a body): lazy (fn first runs when the value is read or an effect or
+ * observer needs it), cached, glitch-free (in a diamond it runs once per
+ * change and never sees half-updated inputs), cut off by equality (an
+ * unchanged result wakes nothing downstream) and dynamic (a dependency no
+ * longer read no longer wakes it). user_data goes to fn; destroy (may be
+ * NULL) runs once when the computed is freed. On error destroy is not called.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (fn or out NULL), TETHER_ENOMEM. */
+int tether_computed_new(tether_runtime_t rt, tether_compute_fn fn, void *user_data,
+                        tether_destroy_fn destroy, tether_computed_t *out);
+
+/* Frees a computed; computeds and effects that read it get TETHER_ESTALE
+ * from then on. Its observers end (destroy functions called once).
+ * Errors: TETHER_ESTALE. */
+int tether_computed_free(tether_computed_t c);
+
+/* Reads a computed as a new owned value, recomputing it first if a
+ * dependency changed. From inside a compute callback or effect, the read is
+ * recorded as a dependency (unless inside tether_untracked_begin/end).
+ * Errors: TETHER_ESTALE; TETHER_EINVAL (out NULL); TETHER_ECYCLE when the
+ * computed is being computed by this very read chain (it depends on itself);
+ * any error code its callback returned (cached until a dependency changes). */
+int tether_computed_get(tether_computed_t c, tether_value_t **out);
+
+/* Typed readers of a computed; as tether_computed_get, plus TETHER_ETYPE
+ * when the value has another type (get_double also reads an int). */
+int tether_computed_get_bool(tether_computed_t c, bool *out);
+/* Reads an int computed; see the typed reader notes above. */
+int tether_computed_get_int(tether_computed_t c, int64_t *out);
+/* Reads a double (or int) computed; see the typed reader notes above. */
+int tether_computed_get_double(tether_computed_t c, double *out);
+/* Writes a computed's value as JSON into buf, snprintf-style (flags 0 or
+ * TETHER_JSON_PRETTY); as tether_computed_get otherwise. */
+int tether_computed_get_json(tether_computed_t c, unsigned flags, char *buf, size_t size,
+                             size_t *len);
+
+/* Observes a computed exactly as tether_observe observes a state (same
+ * flags, same tether_change_t, with change->computed set and change->state
+ * {0}; pointer may name a
+ * part of the value). The computed is kept up to date while observed: an
+ * observer is called only when the computed's (part of the) value actually
+ * changed. Errors: as tether_observe. */
+int tether_computed_observe(tether_computed_t c, const char *pointer, unsigned flags,
+                            tether_observer_fn fn, void *user_data, tether_destroy_fn destroy,
+                            tether_observer_t *out);
+
+/* Opens an untracked section on this thread: reads made inside the current
+ * compute callback or effect until the matching tether_untracked_end are not
+ * recorded as dependencies. Nests. Errors: TETHER_ESTALE. */
+int tether_untracked_begin(tether_runtime_t rt);
+
+/* Closes the innermost untracked section of this thread.
+ * Errors: TETHER_ESTALE; TETHER_EINVAL when none is open. */
+int tether_untracked_end(tether_runtime_t rt);
+
+/* ------------------------------------------------------------------------ */
+/* Effects                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* An effect body: a SwiftUI view's `body`. Reads made here are recorded;
+ * the effect runs again when any of them changes. It may write states
+ * (those writes are delivered after it returns, as a new round). */
+typedef void (*tether_effect_fn)(tether_effect_t effect, void *user_data);
+
+/* Runs before each re-run of an effect and when it is freed. */
+typedef void (*tether_cleanup_fn)(void *user_data);
+
+/* Effect flags: run synchronously at the end of the writer's outermost write
+ * or batch (TETHER_OBSERVE_SYNC is accepted with the same meaning). */
+#define TETHER_EFFECT_SYNC 1u
+
+/* Creates an effect and runs it once: before this returns with
+ * TETHER_EFFECT_SYNC, else on the loop thread. It runs again, at most once
+ * per write or batch, whenever something it read changed (a value changed
+ * and changed back in one batch is no change); cleanup (may be NULL) runs
+ * before each re-run and when the effect is freed; destroy (may be NULL) runs
+ * once after the last cleanup. An effect that keeps waking itself is stopped
+ * after max_rounds rounds: its write fails with TETHER_ELOOP.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (fn or out NULL, unknown flag),
+ * TETHER_ENOMEM. On error neither cleanup nor destroy is called. */
+int tether_effect_new(tether_runtime_t rt, unsigned flags, tether_effect_fn fn,
+                      tether_cleanup_fn cleanup, void *user_data, tether_destroy_fn destroy,
+                      tether_effect_t *out);
+
+/* Frees an effect: a pending run is cancelled, cleanup runs once, then
+ * destroy. Safe from inside its own run or cleanup, and from a callback of a
+ * batch that would re-run it (if it is running on another thread at that
+ * moment, cleanup and destroy run when that run returns).
+ * Errors: TETHER_ESTALE (already freed, or never an effect). */
+int tether_effect_free(tether_effect_t e);
+
+/* ------------------------------------------------------------------------ */
+/* One-shot observation tracking                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The part of withObservationTracking that runs now: its reads are recorded. */
+typedef void (*tether_track_apply_fn)(void *user_data);
+
+/* Called once, after the first committed change to anything apply read. */
+typedef void (*tether_track_change_fn)(tether_tracking_t tracking, uint64_t revision,
+                                       void *user_data);
+
+/* Swift's withObservationTracking(apply:onChange:) for C: runs apply now on
+ * the calling thread, records every state and computed it read, and calls
+ * on_change once — with the revision of the change — after the first change
+ * to any of them, then disarms (destroy, if not NULL, runs after on_change or
+ * on cancel). Unlike Swift's, which fires in willSet (before the new value is
+ * stored), on_change runs after the change is committed, so it can read the
+ * new values. Delivery: on the loop thread, or with TETHER_EFFECT_SYNC at the
+ * end of the writer's write or batch. A change already made while apply ran
+ * on another thread fires on_change right away.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (apply, on_change or out NULL,
+ * unknown flag), TETHER_ENOMEM. */
+int tether_track(tether_runtime_t rt, unsigned flags, tether_track_apply_fn apply,
+                 tether_track_change_fn on_change, void *user_data, tether_destroy_fn destroy,
+                 tether_tracking_t *out);
+
+/* Cancels a tracking before it fires; destroy runs once. Errors:
+ * TETHER_ESTALE (fired already, cancelled already, or never a tracking). */
+int tether_tracking_cancel(tether_tracking_t t);
 
 #ifdef __cplusplus
 }
