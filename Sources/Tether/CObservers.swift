@@ -16,7 +16,7 @@ private func lend<R>(_ value: Value?, _ body: (OpaquePointer?) -> R) -> R {
 
 /// Builds the Swift sink that calls a C observer, and the release that calls
 /// its destroy function and frees the path string.
-private func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
+func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
                       destroy: tether_destroy_fn?, path: JSONPointer?) -> ObserverSink {
     let pathC = path.map { strdup($0.description)! } ?? rootPathCString
     return ObserverSink(
@@ -25,7 +25,12 @@ private func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: Uns
                 lend(change.newValue) { new in
                     var c = tether_change_t()
                     c.observer = tether_observer_t(id: HandleCodec.observer(slot, change.observer))
-                    c.state = tether_state_t(id: HandleCodec.state(slot, change.state))
+                    if let state = change.state {
+                        c.state = tether_state_t(id: HandleCodec.state(slot, state))
+                    }
+                    if let computed = change.computed {
+                        c.computed = tether_computed_t(id: HandleCodec.derived(slot, .computed, computed))
+                    }
                     c.path = UnsafePointer(pathC)
                     c.old_value = old
                     c.new_value = new
@@ -69,7 +74,7 @@ public func tether_observe(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _
         // The sink is dropped unreleased: on error the caller keeps user_data.
     }
     runtime.wakeLoopIfNeeded()
-    if runtime.graph.hasSyncWork && !DeliveryContext.isDelivering(runtime.id) {
+    if runtime.graph.hasSyncWork && runtime.graph.batchDepth == 0 && !DeliveryContext.isDelivering(runtime.id) {
         runtime.deliverSyncLocked()
     } else {
         runtime.lock.unlock()

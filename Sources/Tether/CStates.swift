@@ -26,7 +26,9 @@ private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer
     guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
     let value: Value
     do {
-        value = try runtime.graph.read(stateID(s.id), at: jsonPath)
+        // Inside a compute callback or effect of this runtime the read is a dependency.
+        let tracked = runtime.graph.isEvaluating && DeliveryContext.isDelivering(runtime.id)
+        value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
     } catch {
         runtime.lock.unlock()
         return stateError(fn, s, error)
@@ -44,6 +46,10 @@ private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer
 private func writeState(_ s: tether_state_t, _ fn: String,
                         _ body: (Graph, StateID, UInt32) throws(TetherError) -> Void) -> Int32 {
     guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
+    if runtime.graph.isEvaluatingComputed && DeliveryContext.isDelivering(runtime.id) {
+        runtime.lock.unlock()
+        return fail(.busy, "\(fn)(state \(hex(s.id))): a compute callback must not write states (computeds are derived values without side effects; use an effect)")
+    }
     do {
         try body(runtime.graph, stateID(s.id), runtime.currentRound)
     } catch {
@@ -52,7 +58,7 @@ private func writeState(_ s: tether_state_t, _ fn: String,
         return stateError(fn, s, error)
     }
     runtime.wakeLoopIfNeeded()
-    if runtime.graph.hasSyncWork && !DeliveryContext.isDelivering(runtime.id) {
+    if runtime.graph.hasSyncWork && runtime.graph.batchDepth == 0 && !DeliveryContext.isDelivering(runtime.id) {
         runtime.deliverSyncLocked()
     } else {
         runtime.lock.unlock()

@@ -239,3 +239,51 @@ public func tether_value_to_json(_ v: OpaquePointer?, _ flags: UInt32, _ buf: Un
                                  _ size: Int, _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     inspect(v, "tether_value_to_json") { (v) throws(TetherError) in try copyOutJSON(v, flags: flags, buf, size, len) }
 }
+
+// In-place setters, for compute callbacks filling their result slot.
+
+@_cdecl("tether_value_set_null")
+public func tether_value_set_null(_ v: OpaquePointer?) -> Int32 {
+    modifyValue(v, "tether_value_set_null") { v in v = .null }
+}
+
+@_cdecl("tether_value_set_bool")
+public func tether_value_set_bool(_ v: OpaquePointer?, _ b: Bool) -> Int32 {
+    modifyValue(v, "tether_value_set_bool") { v in v = .bool(b) }
+}
+
+@_cdecl("tether_value_set_int")
+public func tether_value_set_int(_ v: OpaquePointer?, _ i: Int64) -> Int32 {
+    guard let v else { return fail(.invalidArgument, "tether_value_set_int: value is NULL") }
+    valuePointer(v).pointee = .int(i)
+    return 0
+}
+
+@_cdecl("tether_value_set_double")
+public func tether_value_set_double(_ v: OpaquePointer?, _ d: Double) -> Int32 {
+    guard let v else { return fail(.invalidArgument, "tether_value_set_double: value is NULL") }
+    valuePointer(v).pointee = .double(d)
+    return 0
+}
+
+@_cdecl("tether_value_set_string")
+public func tether_value_set_string(_ v: OpaquePointer?, _ str: UnsafePointer<CChar>?, _ len: Int) -> Int32 {
+    modifyValue(v, "tether_value_set_string") { (v) throws(TetherError) in v = try stringValue(str, len, "str") }
+}
+
+@_cdecl("tether_value_assign")
+public func tether_value_assign(_ v: OpaquePointer?, _ src: OpaquePointer?) -> Int32 {
+    guard let src else { return fail(.invalidArgument, "tether_value_assign: src is NULL") }
+    let newValue = valuePointer(src).pointee
+    return modifyValue(v, "tether_value_assign") { v in v = newValue }
+}
+
+private func modifyValue(_ v: OpaquePointer?, _ fn: String, _ body: (inout Value) throws(TetherError) -> Void) -> Int32 {
+    guard let v else { return fail(.invalidArgument, "\(fn): value is NULL") }
+    do {
+        try body(&valuePointer(v).pointee)
+        return 0
+    } catch {
+        return fail(TetherError(error.code, "\(fn): \(error.message)"))
+    }
+}

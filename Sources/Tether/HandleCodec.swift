@@ -10,7 +10,7 @@ import TetherCore
 /// generation come from the graph. Generation 0 is never issued, so {0} is
 /// always stale.
 enum HandleKind: UInt64 {
-    case runtime = 0, state = 1, observer = 2
+    case runtime = 0, state = 1, observer = 2, computed = 3, effect = 4, tracking = 5
 }
 
 struct DecodedHandle {
@@ -43,5 +43,14 @@ enum HandleCodec {
 
     static func observer(_ slot: Int, _ id: ObserverID) -> UInt64 {
         encode(slot: slot, kind: .observer, index: id.index, generation: id.generation)
+    }
+
+    static func derived(_ slot: Int, _ kind: HandleKind, _ id: DerivedID) -> UInt64 {
+        encode(slot: slot, kind: kind, index: id.index, generation: id.generation)
+    }
+
+    static func derivedID(_ id: UInt64) -> DerivedID {
+        let h = decode(id)
+        return DerivedID(index: h.index, generation: h.generation)
     }
 }

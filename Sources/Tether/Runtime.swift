@@ -75,6 +75,11 @@ final class Runtime {
         }
     }
 
+    /// Wakes the loop unconditionally (lock held), e.g. when a batch ends.
+    func wakeLoop() {
+        if !asyncClosing { uv_async_send(async) }
+    }
+
     /// The round a write from the current thread gets in this runtime.
     @inline(__always)
     var currentRound: UInt32 { DeliveryContext.round(for: id) }

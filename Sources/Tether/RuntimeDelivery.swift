@@ -13,7 +13,9 @@ extension Runtime {
     func drainLocked(includeLoop: Bool) -> Bool {
         while true {
             if dead { lock.unlock(); return false }
-            if graph.hasSyncWork {
+            if graph.batchDepth > 0 {
+                return true  // held back until the outermost batch ends
+            } else if graph.hasSyncWork {
                 graph.takeBatch(.sync, into: &batch)
             } else if includeLoop && graph.hasLoopWork {
                 graph.takeBatch(.loop, into: &batch)
@@ -22,19 +24,91 @@ extension Runtime {
             }
             var k = 0
             while k < batch.count {
-                let delivery = graph.beginDelivery(batch[k])
+                let entry = batch[k]
                 k += 1
-                guard let delivery else { continue }
-                lock.unlock()
-                run(delivery)
-                lock.lock()
-                if let released = graph.endDelivery(delivery) {
+                if Graph.isEffectEntry(entry) {
+                    graph.runDerived(entry)  // its callbacks go through the gate
+                } else if let delivery = graph.beginDelivery(entry) {
                     lock.unlock()
-                    released.runRelease()
+                    run(delivery)
+                    lock.lock()
+                    if let released = graph.endDelivery(delivery) {
+                        lock.unlock()
+                        runReleases(sinks: [released], bodies: [])
+                        lock.lock()
+                    }
+                }
+                if graph.hasDeferredReleases {
+                    let (sinks, bodies) = graph.takeDeferredReleases()
+                    lock.unlock()
+                    runReleases(sinks: sinks, bodies: bodies)
                     lock.lock()
                 }
                 if dead { lock.unlock(); return false }
             }
+        }
+    }
+
+    /// Destroy functions and cleanups found during delivery run while this
+    /// thread holds the delivery lock, so they count as callbacks: a write
+    /// they make is delivered by the loop already running, not by a nested
+    /// one that would wait on the lock this thread holds.
+    func runReleases(sinks: [ObserverSink], bodies: [DerivedBody]) {
+        let pushed = DeliveryContext.push(id, round: 0)
+        for sink in sinks { sink.runRelease() }
+        for body in bodies { body.finish() }
+        if pushed { DeliveryContext.pop() }
+    }
+
+    /// The graph calls user callbacks (compute, effect bodies, cleanups)
+    /// through this: without the graph lock, marked as inside a callback of
+    /// the given round.
+    func installGate() {
+        graph.gate = { [unowned self] round, body in
+            self.lock.unlock()
+            if DeliveryContext.push(self.id, round: round) {
+                body()
+                DeliveryContext.pop()
+            }
+            self.lock.lock()
+        }
+    }
+
+    /// For a thread about to evaluate computeds (which runs compute
+    /// callbacks): entered with `lock` held; makes sure this thread also
+    /// holds `deliveryLock`, the lock that keeps callbacks from running
+    /// concurrently. Returns nil (both locks released) if the runtime died
+    /// meanwhile; otherwise whether the caller must release `deliveryLock`.
+    func enterEvaluation() -> Bool? {
+        if DeliveryContext.isDelivering(id) { return false }
+        if deliveryLock.tryLock() { return true }
+        lock.unlock()
+        deliveryLock.lock()
+        lock.lock()
+        if dead {
+            lock.unlock()
+            deliveryLock.unlock()
+            return nil
+        }
+        return true
+    }
+
+    /// Ends `enterEvaluation`: entered with `lock` held, releases it, runs
+    /// releases the evaluation left behind, then the delivery lock if owned.
+    func leaveEvaluation(ownsDelivery: Bool) {
+        let deferred = graph.hasDeferredReleases ? graph.takeDeferredReleases() : nil
+        wakeLoopIfNeeded()
+        let sync = ownsDelivery && graph.hasSyncWork
+        if sync {
+            // Delivering what the evaluation queued (SYNC effects, SYNC+INITIAL observers).
+            if drainLocked(includeLoop: false) { lock.unlock() }
+        } else {
+            lock.unlock()
+        }
+        if let deferred { runReleases(sinks: deferred.sinks, bodies: deferred.bodies) }
+        if ownsDelivery {
+            deliveryLock.unlock()
+            finishTeardownIfOwed()
         }
     }
 
@@ -83,6 +157,10 @@ extension Runtime {
 
     /// tether_runtime_flush. Called with `lock` held; returns with it released.
     func flush() -> Int32 {
+        if graph.batchDepth > 0 && (graph.hasLoopWork || graph.hasSyncWork) {
+            lock.unlock()
+            return fail(.busy, "tether_runtime_flush called while a batch is open: the deliveries it waits for are held back until tether_batch_end")
+        }
         if DeliveryContext.isDelivering(id) {
             let owed = graph.hasLoopWork
             lock.unlock()

@@ -29,6 +29,7 @@ extension Runtime {
         }
         let runtime = Runtime(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
                               graph: graph, loop: loop, ownsLoop: externalLoop == nil)
+        runtime.installGate()
         do throws(TetherError) {
             try runtime.startLoop()
         } catch {
@@ -168,9 +169,10 @@ extension Runtime {
         deliveryLock.lock()
         deliveryLock.unlock()
         lock.lock()
-        let sinks = graph.releaseAll()
+        let (sinks, bodies) = graph.releaseAll()
         lock.unlock()
         for sink in sinks { sink.runRelease() }
+        for body in bodies { body.finish() }
     }
 }
 

@@ -15,11 +15,21 @@ public final class Graph {
         var firstObserver: UInt32    // intrusive list, registration order
         var lastObserver: UInt32
         var nextFree: UInt32
+        // Readers (computeds, effects, trackings): Link lists.
+        var firstSub: UInt32 = noIndex
+        var lastSub: UInt32 = noIndex
+        /// Changes when the value changes, and goes back to an earlier version
+        /// when the value goes back to what it was at the start of the current
+        /// delivery epoch (42 -> 0 -> 42 in one batch is no change to readers).
+        var version: UInt64 = 0
+        var baseEpoch: UInt64 = .max
+        var baseVersion: UInt64 = 0
+        var baseValue: Value = .null
     }
 
     struct ObserverRecord {
         var generation: UInt32
-        var state: UInt32
+        var target: UInt32           // NodeRef: a state or a computed
         var prev: UInt32
         var next: UInt32
         var nextFree: UInt32
@@ -40,8 +50,31 @@ public final class Graph {
 
     var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
+    var derived = NodeBuffer<DerivedNode>()
+    var links = NodeBuffer<Link>()
     var firstFreeState: UInt32 = noIndex
     var firstFreeObserver: UInt32 = noIndex
+    var firstFreeDerived: UInt32 = noIndex
+    var firstFreeLink: UInt32 = noIndex
+    var nextVersion: UInt64 = 1
+    /// Advanced whenever a delivery round starts; see StateNode.version.
+    var epoch: UInt64 = 0
+    /// Derived nodes being evaluated, innermost last, each with the
+    /// untracked depth of the frame it interrupted.
+    var evalStack: [(node: Int, savedUntracked: Int)] = []
+    /// Reads inside tether_untracked_begin/end are not recorded.
+    public internal(set) var untrackedDepth = 0
+    var propagateStack: [Int] = []
+    /// Held-back deliveries: nothing is delivered while a batch is open.
+    public var batchDepth = 0
+    public internal(set) var liveDerived = 0
+    var pendingSinkReleases: [ObserverSink] = []
+    var pendingBodyReleases: [DerivedBody] = []
+
+    /// Runs a user callback. The runtime installs a gate that releases its
+    /// lock around the call and marks the thread as inside a callback of the
+    /// given round; alone (tests) it just calls.
+    public var gate: (_ round: UInt32, _ body: () -> Void) -> Void = { _, body in body() }
     var generations: GenerationCounter
     var nextSequence: UInt64 = 0
 
@@ -69,6 +102,8 @@ public final class Graph {
     deinit {
         states.destroy()
         observers.destroy()
+        derived.destroy()
+        links.destroy()
     }
 
     /// Where generations continue, so a later graph in the same runtime slot
@@ -121,8 +156,11 @@ public final class Graph {
             if let sink = detachObserver(Int(o)) { released.append(sink) }
             o = next
         }
+        unlinkSubscribers(of: NodeRef.state(i))
         states[i].generation = 0
         states[i].value = .null
+        states[i].baseValue = .null
+        states[i].baseEpoch = .max
         states[i].firstObserver = noIndex
         states[i].lastObserver = noIndex
         states[i].nextFree = firstFreeState
@@ -131,12 +169,18 @@ public final class Graph {
         return released
     }
 
-    public func read(_ id: StateID) throws(TetherError) -> Value {
-        states[try resolve(id)].value
+    /// Reads a state. `tracked`: the reader is the thread evaluating a
+    /// computed or effect, so the read becomes one of its dependencies.
+    public func read(_ id: StateID, tracked: Bool = false) throws(TetherError) -> Value {
+        let i = try resolve(id)
+        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        return states[i].value
     }
 
-    public func read(_ id: StateID, at path: JSONPointer) throws(TetherError) -> Value {
-        try states[try resolve(id)].value.value(at: path)
+    public func read(_ id: StateID, at path: JSONPointer, tracked: Bool = false) throws(TetherError) -> Value {
+        let i = try resolve(id)
+        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        return try states[i].value.value(at: path)
     }
 
     /// Calls `body` with the value in place, avoiding a copy for readers that

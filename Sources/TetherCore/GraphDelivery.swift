@@ -1,9 +1,11 @@
-/// Taking queued observer calls out of the graph, in rounds.
+/// Taking queued calls out of the graph, in rounds.
 ///
 /// A round is what was queued when it started, called in registration order.
 /// Calls queued by writes made during a round (from callbacks or from other
-/// threads) form the next round; `Change.round`+1 is the depth a callback's
-/// own writes get, which is how feedback loops are cut after `maxRounds`.
+/// threads) form the next round; `round`+1 is the depth a callback's own
+/// writes get, which is how feedback loops are cut after `maxRounds`.
+/// Queue entries are observer indexes, or derived indexes (effects and
+/// trackings) tagged with `NodeRef.derivedBit`.
 public struct Delivery {
     public let observerIndex: Int
     public let sink: ObserverSink
@@ -31,34 +33,64 @@ extension Graph {
         case .sync: swap(&batch, &syncQueue)
         case .loop: swap(&batch, &loopQueue)
         }
+        epoch &+= 1
         if batch.count > 1 {
-            batch.sort { observers[Int($0)].sequence < observers[Int($1)].sequence }
+            batch.sort { sequence(of: $0) < sequence(of: $1) }
         }
     }
 
-    /// Prepares one call. Nil when the observer was removed since it was
-    /// queued, or its part came back to the value it had (42 → 0 → 42).
+    @inline(__always)
+    func sequence(of entry: UInt32) -> UInt64 {
+        NodeRef.isDerived(entry) ? derived[NodeRef.index(entry)].sequence : observers[Int(entry)].sequence
+    }
+
+    public static func isEffectEntry(_ entry: UInt32) -> Bool { NodeRef.isDerived(entry) }
+
+    /// Prepares one observer call. Nil when the observer was removed since it
+    /// was queued, or its part came back to the value it had (42 → 0 → 42).
+    /// For an observer of a computed this brings the computed up to date,
+    /// which may run compute callbacks through `gate`.
     public func beginDelivery(_ index: UInt32) -> Delivery? {
         let i = Int(index)
         guard i < observers.count, observers[i].pending, !observers[i].removed,
-              let sink = observers[i].sink else { return nil }
+              observers[i].sink != nil else { return nil }
         observers[i].pending = false
         let initial = observers[i].pendingInitial
         observers[i].pendingInitial = false
         let old = observers[i].pendingOld
         observers[i].pendingOld = nil
-        let s = Int(observers[i].state)
+        let target = observers[i].target
         let path = observers[i].path
+        let whole: Value?
+        var state: StateID?
+        var computed: DerivedID?
+        if NodeRef.isDerived(target) {
+            let d = NodeRef.index(target)
+            // Keep the observer alive across compute callbacks that may remove it.
+            observers[i].running += 1
+            update(d)
+            observers[i].running -= 1
+            guard !observers[i].removed, derived[d].generation != 0 else {
+                if observers[i].removed && observers[i].running == 0 { deferredRelease(freeObserverSlot(i)) }
+                return nil
+            }
+            whole = derived[d].error == nil ? derived[d].value : nil
+            computed = DerivedID(index: UInt32(d), generation: derived[d].generation)
+        } else {
+            let s = NodeRef.index(target)
+            whole = states[s].value
+            state = StateID(index: UInt32(s), generation: states[s].generation)
+        }
         let new: Value?
-        if let path { new = states[s].value.valueIfPresent(at: path) } else { new = states[s].value }
+        if let path { new = whole?.valueIfPresent(at: path) } else { new = whole }
         if !initial, !observers[i].options.contains(.equal), old == new { return nil }
         observers[i].running += 1
         let change = Change(
             observer: ObserverID(index: UInt32(i), generation: observers[i].generation),
-            state: StateID(index: UInt32(s), generation: states[s].generation),
+            state: state, computed: computed,
             path: path, oldValue: initial ? new : old, newValue: new,
             revision: observers[i].pendingRevision, isInitial: initial)
-        return Delivery(observerIndex: i, sink: sink, change: change, round: observers[i].pendingRound)
+        return Delivery(observerIndex: i, sink: observers[i].sink!, change: change, round: observers[i].pendingRound)
     }
 
     /// Ends a call. Returns the sink to release when the observer was removed
@@ -72,21 +104,50 @@ extension Graph {
         return nil
     }
 
-    /// Empties the graph (runtime teardown). Returns every sink still held,
-    /// for the owner to release once, outside its lock.
-    public func releaseAll() -> [ObserverSink] {
+    /// Empties the graph (runtime teardown). Returns every sink and body
+    /// still held, for the owner to release once, outside its lock.
+    public func releaseAll() -> (sinks: [ObserverSink], bodies: [DerivedBody]) {
         var sinks: [ObserverSink] = []
         for i in observers.indices {
             if let sink = observers[i].sink { sinks.append(sink) }
         }
+        var bodies: [DerivedBody] = []
+        for d in derived.indices {
+            if let body = derived[d].body { bodies.append(body) }
+        }
+        sinks.append(contentsOf: pendingSinkReleases)
+        bodies.append(contentsOf: pendingBodyReleases)
+        pendingSinkReleases = []
+        pendingBodyReleases = []
         observers.destroy()
         states.destroy()
+        derived.destroy()
+        links.destroy()
         syncQueue = []
         loopQueue = []
         firstFreeState = noIndex
         firstFreeObserver = noIndex
+        firstFreeDerived = noIndex
+        firstFreeLink = noIndex
         liveStates = 0
         liveObservers = 0
-        return sinks
+        liveDerived = 0
+        return (sinks, bodies)
+    }
+
+    /// Releases found while the lock is held go here; the owner runs them
+    /// after unlocking (`takeDeferredReleases`).
+    func deferredRelease(_ sink: ObserverSink?) {
+        if let sink { pendingSinkReleases.append(sink) }
+    }
+
+    public var hasDeferredReleases: Bool { !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+
+    public func takeDeferredReleases() -> (sinks: [ObserverSink], bodies: [DerivedBody]) {
+        defer {
+            pendingSinkReleases.removeAll()
+            pendingBodyReleases.removeAll()
+        }
+        return (pendingSinkReleases, pendingBodyReleases)
     }
 }

@@ -6,22 +6,11 @@ extension Graph {
         let generation = generations.take()
         let path = (path?.isRoot ?? true) ? nil : path
         let record = ObserverRecord(
-            generation: generation, state: UInt32(s), prev: states[s].lastObserver, next: noIndex,
+            generation: generation, target: NodeRef.state(s), prev: states[s].lastObserver, next: noIndex,
             nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
             pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
             pendingRound: 0, running: 0, removed: false)
-        let index: UInt32
-        if firstFreeObserver != noIndex {
-            index = firstFreeObserver
-            firstFreeObserver = observers[Int(index)].nextFree
-            observers[Int(index)] = record
-        } else {
-            guard observers.count < Graph.maxNodes else {
-                throw TetherError(.noMemory, "too many live observers (limit \(Graph.maxNodes))")
-            }
-            index = UInt32(observers.count)
-            observers.append(record)
-        }
+        let index = try insertObserver(record)
         nextSequence &+= 1
         if states[s].lastObserver != noIndex {
             observers[Int(states[s].lastObserver)].next = index
@@ -36,6 +25,20 @@ extension Graph {
             observers[Int(index)].pendingInitial = true
         }
         return ObserverID(index: index, generation: generation)
+    }
+
+    func insertObserver(_ record: ObserverRecord) throws(TetherError) -> UInt32 {
+        if firstFreeObserver != noIndex {
+            let index = firstFreeObserver
+            firstFreeObserver = observers[Int(index)].nextFree
+            observers[Int(index)] = record
+            return index
+        }
+        guard observers.count < Graph.maxNodes else {
+            throw TetherError(.noMemory, "too many live observers (limit \(Graph.maxNodes))")
+        }
+        observers.append(record)
+        return UInt32(observers.count - 1)
     }
 
     @inline(__always)
@@ -59,10 +62,17 @@ extension Graph {
     /// Unlinks from its state, drops any pending delivery; frees the slot now
     /// unless a call is running.
     func detachObserver(_ i: Int) -> ObserverSink? {
-        let s = Int(observers[i].state)
+        let target = observers[i].target
         let prev = observers[i].prev, next = observers[i].next
-        if prev != noIndex { observers[Int(prev)].next = next } else { states[s].firstObserver = next }
-        if next != noIndex { observers[Int(next)].prev = prev } else { states[s].lastObserver = prev }
+        if NodeRef.isDerived(target) {
+            let d = NodeRef.index(target)
+            if prev != noIndex { observers[Int(prev)].next = next } else { derived[d].firstObserver = next }
+            if next != noIndex { observers[Int(next)].prev = prev } else { derived[d].lastObserver = prev }
+        } else {
+            let s = NodeRef.index(target)
+            if prev != noIndex { observers[Int(prev)].next = next } else { states[s].firstObserver = next }
+            if next != noIndex { observers[Int(next)].prev = prev } else { states[s].lastObserver = prev }
+        }
         observers[i].removed = true
         observers[i].pending = false     // queued entries of removed observers are skipped
         observers[i].pendingOld = nil
@@ -129,11 +139,16 @@ extension Graph {
         observers[i].pending = true
         observers[i].pendingOld = old
         observers[i].pendingRound = round
-        if observers[i].options.contains(.sync) {
-            syncQueue.append(UInt32(i))
+        push(UInt32(i), sync: observers[i].options.contains(.sync))
+    }
+
+    @inline(__always)
+    func push(_ entry: UInt32, sync: Bool) {
+        if sync {
+            syncQueue.append(entry)
         } else {
             if loopQueue.isEmpty { loopWakeRequested = true }
-            loopQueue.append(UInt32(i))
+            loopQueue.append(entry)
         }
     }
 }

@@ -17,6 +17,7 @@ extension Graph {
         states[i].value = newValue
         states[i].revision = revision
         scheduleChanged(i, old: old, writtenPath: .root, round: round)
+        bumpVersion(i, old: old, round: round)
         return true
     }
 
@@ -69,10 +70,12 @@ extension Graph {
     /// old values and copy-on-write copies only the edited path.
     private func mutate(_ i: Int, path: JSONPointer, round: UInt32,
                         _ edit: (inout Value) throws(TetherError) -> Void) throws(TetherError) -> Bool {
-        if states[i].firstObserver == noIndex {
+        if states[i].firstObserver == noIndex && states[i].firstSub == noIndex {
             try edit(&states[i].value)  // on error the value is unchanged
             revision &+= 1
             states[i].revision = revision
+            states[i].version = nextVersion
+            nextVersion &+= 1
             return true
         }
         let old = states[i].value
@@ -82,7 +85,31 @@ extension Graph {
         states[i].value = updated
         states[i].revision = revision
         scheduleChanged(i, old: old, writtenPath: path, round: round)
+        bumpVersion(i, old: old, round: round)
         return true
+    }
+
+    /// A new version for readers, or the epoch's starting version when the
+    /// value went back to what it was then; then wake the readers.
+    @inline(__always)
+    private func bumpVersion(_ i: Int, old: Value, round: UInt32) {
+        guard states[i].firstSub != noIndex else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+            return
+        }
+        if states[i].baseEpoch != epoch {
+            states[i].baseEpoch = epoch
+            states[i].baseValue = old
+            states[i].baseVersion = states[i].version
+        }
+        if states[i].value == states[i].baseValue {
+            states[i].version = states[i].baseVersion
+        } else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+        }
+        propagate(fromState: i, round: round)
     }
 
     private func checkRound(_ round: UInt32, _ i: Int) throws(TetherError) {

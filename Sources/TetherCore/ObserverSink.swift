@@ -1,7 +1,10 @@
 /// What an observer is told; borrowed by the callback for the call's duration.
 public struct Change {
     public var observer: ObserverID
-    public var state: StateID
+    /// The state observed, or nil for an observer of a computed.
+    public var state: StateID?
+    /// The computed observed, or nil for an observer of a state.
+    public var computed: DerivedID?
     public var path: JSONPointer?
     public var oldValue: Value?
     public var newValue: Value?

@@ -14,6 +14,7 @@ public enum ErrorCode: Int32, Sendable, CaseIterable {
     case wrongThread = -11      // TETHER_ETHREAD
     case loopFailure = -12      // TETHER_EUV
     case readOnly = -13         // TETHER_EREADONLY
+    case cycle = -14            // TETHER_ECYCLE
 }
 
 /// An error with a message that says what was wrong, in words a C programmer

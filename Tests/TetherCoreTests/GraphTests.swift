@@ -23,6 +23,10 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
     while queue == .sync ? g.hasSyncWork : g.hasLoopWork {
         g.takeBatch(queue, into: &batch)
         for i in batch {
+            if Graph.isEffectEntry(i) {
+                g.runDerived(i)
+                continue
+            }
             guard let d = g.beginDelivery(i) else { continue }
             d.sink.call(d.change)
             calls += 1
@@ -250,7 +254,7 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
             let s = try g.createState(.int(Int64(n)))
             _ = try g.observe(s, path: nil, options: [], sink: r.sink("o\(n)"))
         }
-        let sinks = g.releaseAll()
+        let sinks = g.releaseAll().sinks
         #expect(sinks.count == 3)
         sinks.forEach { $0.runRelease() }
         sinks.forEach { $0.runRelease() }   // idempotent

@@ -1,0 +1,129 @@
+import CTether
+import TetherCore
+
+// The computed-value functions of include/tether.h.
+
+@_cdecl("tether_computed_new")
+public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?, _ userData: UnsafeMutableRawPointer?,
+                                _ destroy: tether_destroy_fn?, _ out: UnsafeMutablePointer<tether_computed_t>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_new: out is NULL") }
+    guard let fn else { return fail(.invalidArgument, "tether_computed_new: fn is NULL") }
+    guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
+    defer { runtime.lock.unlock() }
+    let body = DerivedBody(
+        compute: { result in
+            let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), userData) }
+            if code == 0 { return nil }
+            let known = ErrorCode(rawValue: code) ?? .invalidArgument
+            return TetherError(known, "compute callback failed with \(code): \(String(cString: tether_last_error()))")
+        },
+        release: { destroy?(userData) })
+    do {
+        let id = try runtime.graph.createDerived(.computed, body: body)
+        out.pointee = tether_computed_t(id: HandleCodec.derived(runtime.slotIndex, .computed, id))
+        return 0
+    } catch {
+        return fail(TetherError(error.code, "tether_computed_new: \(error.message)"))
+    }
+}
+
+@_cdecl("tether_computed_free")
+public func tether_computed_free(_ c: tether_computed_t) -> Int32 {
+    freeDerived(c.id, .computed, "tether_computed_free")
+}
+
+/// Frees a computed, effect or tracking: its cleanup and destroy run as
+/// callbacks (under the delivery lock), never concurrently with others.
+func freeDerived(_ id: UInt64, _ kind: HandleKind, _ fn: String) -> Int32 {
+    guard let runtime = RuntimeTable.acquire(id, kind) else { return staleHandle("\(kind)", id) }
+    guard let owns = runtime.enterEvaluation() else { return staleHandle("\(kind)", id) }
+    let coreKind: DerivedKind = kind == .computed ? .computed : kind == .effect ? .effect : .tracking
+    let body: DerivedBody?
+    do {
+        body = try runtime.graph.freeDerived(HandleCodec.derivedID(id), coreKind)
+    } catch {
+        runtime.leaveEvaluation(ownsDelivery: owns)
+        return fail(TetherError(error.code, "\(fn)(\(hex(id))): \(error.message)"))
+    }
+    if let body { runtime.graph.pendingRelease(body) }
+    runtime.leaveEvaluation(ownsDelivery: owns)
+    return 0
+}
+
+/// Reads a computed (evaluating it if needed) and hands the value to `body`
+/// outside every lock.
+private func readComputed(_ c: tether_computed_t, _ fn: String, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+    guard let runtime = RuntimeTable.acquire(c.id, .computed) else { return staleHandle("computed", c.id) }
+    guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
+    let value: Value
+    do {
+        let tracked = runtime.graph.isEvaluating && !owns
+        value = try runtime.graph.readComputed(HandleCodec.derivedID(c.id), tracked: tracked)
+    } catch {
+        runtime.leaveEvaluation(ownsDelivery: owns)
+        return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
+    }
+    runtime.leaveEvaluation(ownsDelivery: owns)
+    do { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
+    return 0
+}
+
+@_cdecl("tether_computed_get")
+public func tether_computed_get(_ c: tether_computed_t, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_get: out is NULL") }
+    return readComputed(c, "tether_computed_get") { v in out.pointee = newOwnedValue(v) }
+}
+
+@_cdecl("tether_computed_get_bool")
+public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_get_bool: out is NULL") }
+    return readComputed(c, "tether_computed_get_bool") { (v) throws(TetherError) in out.pointee = try Scalar.bool(v) }
+}
+
+@_cdecl("tether_computed_get_int")
+public func tether_computed_get_int(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_get_int: out is NULL") }
+    return readComputed(c, "tether_computed_get_int") { (v) throws(TetherError) in out.pointee = try Scalar.int(v) }
+}
+
+@_cdecl("tether_computed_get_double")
+public func tether_computed_get_double(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_get_double: out is NULL") }
+    return readComputed(c, "tether_computed_get_double") { (v) throws(TetherError) in out.pointee = try Scalar.double(v) }
+}
+
+@_cdecl("tether_computed_get_json")
+public func tether_computed_get_json(_ c: tether_computed_t, _ flags: UInt32, _ buf: UnsafeMutablePointer<CChar>?,
+                                     _ size: Int, _ len: UnsafeMutablePointer<Int>?) -> Int32 {
+    readComputed(c, "tether_computed_get_json") { (v) throws(TetherError) in try copyOutJSON(v, flags: flags, buf, size, len) }
+}
+
+@_cdecl("tether_computed_observe")
+public func tether_computed_observe(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?, _ flags: UInt32,
+                                    _ fn: tether_observer_fn?, _ userData: UnsafeMutableRawPointer?,
+                                    _ destroy: tether_destroy_fn?, _ out: UnsafeMutablePointer<tether_observer_t>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_observe: out is NULL") }
+    guard let fn else { return fail(.invalidArgument, "tether_computed_observe: fn is NULL") }
+    let known = UInt32(TETHER_OBSERVE_SYNC | TETHER_OBSERVE_INITIAL | TETHER_OBSERVE_EQUAL)
+    guard flags & ~known == 0 else {
+        return fail(.invalidArgument, "tether_computed_observe: unknown observer flags 0x\(String(flags, radix: 16))")
+    }
+    let observed: JSONPointer
+    do { observed = try pointer(path, nullIsRoot: true) } catch {
+        return fail(TetherError(error.code, "tether_computed_observe: \(error.message)"))
+    }
+    guard let runtime = RuntimeTable.acquire(c.id, .computed) else { return staleHandle("computed", c.id) }
+    guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
+    let sink = makeSink(slot: runtime.slotIndex, fn: fn, userData: userData, destroy: destroy,
+                        path: observed.isRoot ? nil : observed)
+    do {
+        let id = try runtime.graph.observe(HandleCodec.derivedID(c.id), path: observed,
+                                           options: ObserverOptions(rawValue: flags), sink: sink)
+        out.pointee = tether_observer_t(id: HandleCodec.observer(runtime.slotIndex, id))
+    } catch {
+        runtime.leaveEvaluation(ownsDelivery: owns)
+        return fail(TetherError(error.code, "tether_computed_observe(computed \(hex(c.id))): \(error.message)"))
+    }
+    runtime.leaveEvaluation(ownsDelivery: owns)
+    return 0
+}

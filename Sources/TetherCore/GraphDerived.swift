@@ -1,0 +1,388 @@
+/// Computed values, effects and trackings: creation, the push phase that
+/// only marks, the lazy pull phase that re-evaluates what is read, and
+/// disposal.
+extension Graph {
+    // MARK: Creating and resolving
+
+    public func createDerived(_ kind: DerivedKind, body: DerivedBody, sync: Bool = false) throws(TetherError) -> DerivedID {
+        let generation = generations.take()
+        var flags: DerivedFlags = [.fresh]
+        if sync { flags.insert(.sync) }
+        let node = DerivedNode(
+            generation: generation, kind: kind, flags: flags, value: .null, error: nil, version: 0,
+            body: body, firstDep: noIndex, lastDep: noIndex, firstSub: noIndex, lastSub: noIndex,
+            cursor: noIndex, firstObserver: noIndex, lastObserver: noIndex, sequence: nextSequence,
+            pendingRound: 0, pendingRevision: revision, running: 0, nextFree: noIndex)
+        let index: Int
+        if firstFreeDerived != noIndex {
+            index = Int(firstFreeDerived)
+            firstFreeDerived = derived[index].nextFree
+            derived[index] = node
+        } else {
+            guard derived.count < Graph.maxNodes else {
+                throw TetherError(.noMemory, "too many live computeds, effects and trackings (limit \(Graph.maxNodes))")
+            }
+            index = derived.count
+            derived.append(node)
+        }
+        nextSequence &+= 1
+        liveDerived += 1
+        if kind == .effect { enqueueDerived(index, round: 0) }  // its first run
+        return DerivedID(index: UInt32(index), generation: generation)
+    }
+
+    func resolve(_ id: DerivedID, _ kind: DerivedKind) throws(TetherError) -> Int {
+        let i = Int(id.index)
+        guard i < derived.count, id.generation != 0, derived[i].generation == id.generation,
+              derived[i].kind == kind, !derived[i].flags.contains(.disposed) else {
+            throw TetherError(.stale, "\(kind) handle is stale: it was freed\(kind == .tracking ? " or has fired" : ""), or never existed")
+        }
+        return i
+    }
+
+    /// True while a compute callback runs on the evaluating thread: writes
+    /// are refused there (a computed must not have side effects).
+    public var isEvaluatingComputed: Bool {
+        guard let top = evalStack.last?.node else { return false }
+        return derived[top].kind == .computed
+    }
+
+    public var isEvaluating: Bool { !evalStack.isEmpty }
+
+    public func beginUntracked() { untrackedDepth += 1 }
+
+    public func endUntracked() throws(TetherError) {
+        guard untrackedDepth > 0 else {
+            throw TetherError(.invalidArgument, "tether_untracked_end without a matching tether_untracked_begin")
+        }
+        untrackedDepth -= 1
+    }
+
+    // MARK: Push: mark, never compute
+
+    func propagate(fromState s: Int, round: UInt32) {
+        propagate(from: NodeRef.state(s), round: round)
+    }
+
+    /// Marks every reader downstream of `ref` stale, iteratively (no
+    /// recursion, so depth is not limited by the stack), and queues the
+    /// effects, trackings and computed observers it reaches. A node already
+    /// stale was reached before and so were its readers: stop there.
+    func propagate(from ref: UInt32, round: UInt32) {
+        propagateStack.removeAll(keepingCapacity: true)
+        pushSubscribers(of: ref)
+        while let d = propagateStack.popLast() {
+            if derived[d].flags.contains(.stale) { continue }
+            derived[d].flags.insert(.stale)
+            switch derived[d].kind {
+            case .computed:
+                var o = derived[d].firstObserver
+                while o != noIndex {
+                    let i = Int(o)
+                    o = observers[i].next
+                    enqueue(i, old: observedPart(ofComputed: d, observers[i].path), round: round)
+                }
+                pushSubscribers(of: NodeRef.derived(d))
+            case .effect, .tracking:
+                enqueueDerived(d, round: round)
+            }
+        }
+    }
+
+    private func pushSubscribers(of ref: UInt32) {
+        var l = firstSubscriber(of: ref)
+        while l != noIndex {
+            propagateStack.append(Int(links[Int(l)].sub))
+            l = links[Int(l)].nextSub
+        }
+    }
+
+    func observedPart(ofComputed d: Int, _ path: JSONPointer?) -> Value? {
+        if derived[d].flags.contains(.fresh) || derived[d].error != nil { return nil }
+        guard let path else { return derived[d].value }
+        return derived[d].value.valueIfPresent(at: path)
+    }
+
+    func enqueueDerived(_ d: Int, round: UInt32) {
+        derived[d].pendingRevision = revision
+        if derived[d].flags.contains(.queued) {
+            derived[d].pendingRound = min(derived[d].pendingRound, round)
+            return
+        }
+        derived[d].flags.insert(.queued)
+        derived[d].pendingRound = round
+        push(NodeRef.derived(d), sync: derived[d].flags.contains(.sync))
+    }
+
+    // MARK: Pull: bring a node up to date
+
+    /// Re-evaluates a computed if, and only if, something it read changed —
+    /// checking its sources first, in the order they were read, so a diamond
+    /// recomputes each node once and never sees a half-updated graph.
+    func update(_ d: Int) {
+        let flags = derived[d].flags
+        if flags.contains(.computing) { return }
+        if flags.contains(.fresh) { recompute(d); return }
+        guard flags.contains(.stale) else { return }
+        if dependenciesChanged(d) {
+            recompute(d)
+        } else {
+            derived[d].flags.remove(.stale)
+        }
+    }
+
+    /// Whether any source of `d` now has another version than when `d` read it.
+    func dependenciesChanged(_ d: Int) -> Bool {
+        var l = derived[d].firstDep
+        while l != noIndex {
+            let dep = links[Int(l)].dep
+            let current: UInt64
+            if NodeRef.isDerived(dep) {
+                let x = NodeRef.index(dep)
+                update(x)
+                current = derived[x].version
+            } else {
+                current = states[NodeRef.index(dep)].version
+            }
+            if current != links[Int(l)].version { return true }
+            l = links[Int(l)].nextDep
+        }
+        return false
+    }
+
+    private func recompute(_ d: Int) {
+        guard let compute = derived[d].body?.compute else { return }
+        derived[d].flags.remove([.stale, .fresh])
+        derived[d].flags.insert(.computing)
+        derived[d].cursor = derived[d].firstDep
+        derived[d].running += 1
+        evalStack.append((d, untrackedDepth))
+        untrackedDepth = 0
+        var result = Value.null
+        var failure: TetherError?
+        // A compute callback must not write: its round is past the limit.
+        gate(maxRounds) { failure = compute(&result) }
+        untrackedDepth = evalStack.removeLast().savedUntracked
+        derived[d].running -= 1
+        derived[d].flags.remove(.computing)
+        if derived[d].flags.contains(.disposed) {
+            if derived[d].running == 0 { finishDisposal(d) }
+            return
+        }
+        trimDependencies(d)
+        if let failure {
+            if derived[d].error != failure {
+                derived[d].error = failure
+                derived[d].value = .null
+                derived[d].version = nextVersion
+                nextVersion &+= 1
+            }
+        } else if derived[d].error != nil || derived[d].value != result {
+            derived[d].error = nil
+            derived[d].value = result
+            derived[d].version = nextVersion
+            nextVersion &+= 1
+        }
+    }
+
+    /// Reads a computed, bringing it up to date first.
+    public func readComputed(_ id: DerivedID, tracked: Bool = false) throws(TetherError) -> Value {
+        let d = try resolve(id, .computed)
+        if derived[d].flags.contains(.computing) {
+            throw TetherError(.cycle, "computed #\(d) is part of a dependency cycle: it was read while it was being computed")
+        }
+        update(d)
+        guard derived[d].generation == id.generation, !derived[d].flags.contains(.disposed) else {
+            throw TetherError(.stale, "the computed was freed while it was being computed")
+        }
+        if tracked { track(NodeRef.derived(d), version: derived[d].version) }
+        if let error = derived[d].error { throw error }
+        return derived[d].value
+    }
+
+    // MARK: Running effects and trackings
+
+    /// Runs a queued effect or tracking if a source really changed. Called
+    /// by the owner's delivery loop with its lock held; callbacks go
+    /// through `gate`.
+    public func runDerived(_ entry: UInt32) {
+        let d = NodeRef.index(entry)
+        guard d < derived.count, derived[d].flags.contains(.queued), derived[d].body != nil,
+              !derived[d].flags.contains(.disposed) else { return }
+        derived[d].flags.remove(.queued)
+        let round = derived[d].pendingRound
+        let fresh = derived[d].flags.contains(.fresh)
+        if !fresh {
+            derived[d].running += 1
+            let changed = dependenciesChanged(d)
+            derived[d].running -= 1
+            if derived[d].flags.contains(.disposed) {
+                if derived[d].running == 0 { finishDisposal(d) }
+                return
+            }
+            if !changed {
+                derived[d].flags.remove(.stale)
+                return
+            }
+        }
+        switch derived[d].kind {
+        case .effect: runEffect(d, round: round)
+        case .tracking: fire(d, round: round)
+        case .computed: break
+        }
+    }
+
+    private func runEffect(_ d: Int, round: UInt32) {
+        guard let body = derived[d].body, let run = body.run else { return }
+        derived[d].running += 1
+        if body.cleanupOwed {
+            body.cleanupOwed = false
+            if let cleanup = body.cleanup { gate(round) { cleanup() } }
+            if derived[d].flags.contains(.disposed) {
+                derived[d].running -= 1
+                if derived[d].running == 0 { finishDisposal(d) }
+                return
+            }
+        }
+        derived[d].flags.remove([.stale, .fresh])
+        derived[d].flags.insert(.computing)
+        derived[d].cursor = derived[d].firstDep
+        evalStack.append((d, untrackedDepth))
+        untrackedDepth = 0
+        let rev = derived[d].pendingRevision
+        gate(round) { run(rev) }
+        untrackedDepth = evalStack.removeLast().savedUntracked
+        derived[d].flags.remove(.computing)
+        body.cleanupOwed = true
+        derived[d].running -= 1
+        if derived[d].flags.contains(.disposed) {
+            if derived[d].running == 0 { finishDisposal(d) }
+            return
+        }
+        trimDependencies(d)
+    }
+
+    /// A tracking fires once: disarm, call on_change, end.
+    private func fire(_ d: Int, round: UInt32) {
+        guard let body = derived[d].body else { return }
+        unlinkDependencies(d)
+        derived[d].flags.insert(.disposed)  // handle is stale from now on
+        derived[d].running += 1
+        let rev = derived[d].pendingRevision
+        if let run = body.run { gate(round) { run(rev) } }
+        derived[d].running -= 1
+        if derived[d].running == 0 { finishDisposal(d) }
+    }
+
+    /// Runs `apply` as a tracking's evaluation: its reads become the
+    /// tracking's sources. A source written meanwhile by another thread has
+    /// already queued the tracking, which then fires on delivery.
+    public func runApply(_ id: DerivedID, _ apply: () -> Void) throws(TetherError) {
+        let d = try resolve(id, .tracking)
+        derived[d].flags.remove(.fresh)
+        derived[d].flags.insert(.computing)
+        derived[d].cursor = derived[d].firstDep
+        derived[d].running += 1
+        evalStack.append((d, untrackedDepth))
+        untrackedDepth = 0
+        gate(0) { apply() }
+        untrackedDepth = evalStack.removeLast().savedUntracked
+        derived[d].running -= 1
+        derived[d].flags.remove(.computing)
+        if derived[d].flags.contains(.disposed) {
+            if derived[d].running == 0 { finishDisposal(d) }
+            return
+        }
+        trimDependencies(d)
+    }
+
+    // MARK: Disposal
+
+    /// Frees a computed, effect or tracking. Returns its body for the owner
+    /// to `finish()` outside the lock (cleanup owed, then destroy), or nil
+    /// when a callback of it is running: the runner finishes it then.
+    public func freeDerived(_ id: DerivedID, _ kind: DerivedKind) throws(TetherError) -> DerivedBody? {
+        let d = try resolve(id, kind)
+        if derived[d].running > 0 {
+            derived[d].flags.insert(.disposed)
+            derived[d].flags.remove(.queued)
+            return nil
+        }
+        return dispose(d)
+    }
+
+    /// Disposal found by a runner (a node freed during its own callback):
+    /// the body goes to the deferred releases the owner runs after unlocking.
+    func finishDisposal(_ d: Int) {
+        if let body = dispose(d) { pendingBodyReleases.append(body) }
+    }
+
+    private func dispose(_ d: Int) -> DerivedBody? {
+        unlinkDependencies(d)
+        if derived[d].kind == .computed {
+            unlinkSubscribers(of: NodeRef.derived(d))
+            var o = derived[d].firstObserver
+            while o != noIndex {
+                let next = observers[Int(o)].next
+                deferredRelease(detachObserver(Int(o)))
+                o = next
+            }
+        }
+        let body = derived[d].body
+        derived[d].body = nil
+        derived[d].generation = 0
+        derived[d].flags = []
+        derived[d].value = .null
+        derived[d].error = nil
+        derived[d].firstObserver = noIndex
+        derived[d].lastObserver = noIndex
+        derived[d].nextFree = firstFreeDerived
+        firstFreeDerived = UInt32(d)
+        liveDerived -= 1
+        return body
+    }
+
+    // MARK: Observing a computed
+
+    /// Registers an observer of a computed, evaluating it first so it is
+    /// subscribed to its sources (callbacks may run through `gate`).
+    public func observe(_ id: DerivedID, path: JSONPointer?, options: ObserverOptions,
+                        sink: ObserverSink) throws(TetherError) -> ObserverID {
+        let d = try resolve(id, .computed)
+        if derived[d].flags.contains(.computing) {
+            throw TetherError(.cycle, "computed #\(d) cannot be observed from its own compute callback")
+        }
+        update(d)
+        guard derived[d].generation == id.generation, !derived[d].flags.contains(.disposed) else {
+            throw TetherError(.stale, "the computed was freed while it was being computed")
+        }
+        let generation = generations.take()
+        let path = (path?.isRoot ?? true) ? nil : path
+        let record = ObserverRecord(
+            generation: generation, target: NodeRef.derived(d), prev: derived[d].lastObserver, next: noIndex,
+            nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
+            pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
+            pendingRound: 0, running: 0, removed: false)
+        let index = try insertObserver(record)
+        nextSequence &+= 1
+        if derived[d].lastObserver != noIndex {
+            observers[Int(derived[d].lastObserver)].next = index
+        } else {
+            derived[d].firstObserver = index
+        }
+        derived[d].lastObserver = index
+        liveObservers += 1
+        if options.contains(.initial) {
+            enqueue(Int(index), old: observedPart(ofComputed: d, path), round: 0)
+            observers[Int(index)].pendingInitial = true
+        }
+        return ObserverID(index: index, generation: generation)
+    }
+}
+
+extension Graph {
+    /// Hands a body to the deferred releases (run by the owner after unlocking).
+    public func pendingRelease(_ body: DerivedBody) {
+        pendingBodyReleases.append(body)
+    }
+}

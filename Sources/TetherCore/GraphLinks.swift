@@ -1,0 +1,111 @@
+/// The dependency edges: recording reads, reusing links, unlinking.
+extension Graph {
+    /// Records that the node being evaluated read `dep` at `version`.
+    /// Reading the same sources in the same order as last time only moves a
+    /// cursor over the existing links and refreshes their versions.
+    func track(_ dep: UInt32, version: UInt64) {
+        guard untrackedDepth == 0, let top = evalStack.last?.node else { return }
+        let cursor = derived[top].cursor
+        if cursor != noIndex, links[Int(cursor)].dep == dep {
+            links[Int(cursor)].version = version
+            derived[top].cursor = links[Int(cursor)].nextDep
+            return
+        }
+        // Read twice in a row (a loop over one source): one edge is enough.
+        let previous = cursor != noIndex ? links[Int(cursor)].prevDep : derived[top].lastDep
+        if previous != noIndex, links[Int(previous)].dep == dep {
+            links[Int(previous)].version = version
+            return
+        }
+        let l = allocateLink(Link(dep: dep, sub: UInt32(top), version: version, prevDep: previous,
+                                  nextDep: cursor, prevSub: noIndex, nextSub: noIndex))
+        if previous != noIndex { links[Int(previous)].nextDep = l } else { derived[top].firstDep = l }
+        if cursor != noIndex { links[Int(cursor)].prevDep = l } else { derived[top].lastDep = l }
+        appendSubscriber(l, to: dep)
+    }
+
+    private func allocateLink(_ link: Link) -> UInt32 {
+        if firstFreeLink != noIndex {
+            let l = firstFreeLink
+            firstFreeLink = links[Int(l)].nextDep
+            links[Int(l)] = link
+            return l
+        }
+        links.append(link)
+        return UInt32(links.count - 1)
+    }
+
+    private func appendSubscriber(_ l: UInt32, to dep: UInt32) {
+        let i = NodeRef.index(dep)
+        if NodeRef.isDerived(dep) {
+            let last = derived[i].lastSub
+            links[Int(l)].prevSub = last
+            if last != noIndex { links[Int(last)].nextSub = l } else { derived[i].firstSub = l }
+            derived[i].lastSub = l
+        } else {
+            let last = states[i].lastSub
+            links[Int(l)].prevSub = last
+            if last != noIndex { links[Int(last)].nextSub = l } else { states[i].firstSub = l }
+            states[i].lastSub = l
+        }
+    }
+
+    @inline(__always)
+    func firstSubscriber(of ref: UInt32) -> UInt32 {
+        NodeRef.isDerived(ref) ? derived[NodeRef.index(ref)].firstSub : states[NodeRef.index(ref)].firstSub
+    }
+
+    /// Takes a link out of both of its lists and frees it.
+    func removeLink(_ l: UInt32) {
+        let link = links[Int(l)]
+        let sub = Int(link.sub)
+        if link.prevDep != noIndex { links[Int(link.prevDep)].nextDep = link.nextDep } else { derived[sub].firstDep = link.nextDep }
+        if link.nextDep != noIndex { links[Int(link.nextDep)].prevDep = link.prevDep } else { derived[sub].lastDep = link.prevDep }
+        if derived[sub].cursor == l { derived[sub].cursor = link.nextDep }
+        let i = NodeRef.index(link.dep)
+        if NodeRef.isDerived(link.dep) {
+            if link.prevSub != noIndex { links[Int(link.prevSub)].nextSub = link.nextSub } else { derived[i].firstSub = link.nextSub }
+            if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub } else { derived[i].lastSub = link.prevSub }
+        } else {
+            if link.prevSub != noIndex { links[Int(link.prevSub)].nextSub = link.nextSub } else { states[i].firstSub = link.nextSub }
+            if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub } else { states[i].lastSub = link.prevSub }
+        }
+        links[Int(l)].nextDep = firstFreeLink
+        links[Int(l)].dep = noIndex
+        firstFreeLink = l
+    }
+
+    /// After an evaluation: the links past the cursor were not read this time.
+    func trimDependencies(_ d: Int) {
+        var l = derived[d].cursor
+        while l != noIndex {
+            let next = links[Int(l)].nextDep
+            removeLink(l)
+            l = next
+        }
+        derived[d].cursor = noIndex
+    }
+
+    func unlinkDependencies(_ d: Int) {
+        derived[d].cursor = noIndex
+        var l = derived[d].firstDep
+        while l != noIndex {
+            let next = links[Int(l)].nextDep
+            removeLink(l)
+            l = next
+        }
+    }
+
+    /// A source is going away: its readers are woken (they will find it
+    /// stale when they read it again) and their edges to it removed.
+    func unlinkSubscribers(of ref: UInt32) {
+        guard firstSubscriber(of: ref) != noIndex else { return }
+        propagate(from: ref, round: 0)
+        var l = firstSubscriber(of: ref)
+        while l != noIndex {
+            let next = links[Int(l)].nextSub
+            removeLink(l)
+            l = next
+        }
+    }
+}
