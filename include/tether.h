@@ -652,7 +652,7 @@ typedef void (*tether_track_change_fn)(tether_tracking_t tracking, uint64_t revi
 
 /* Swift's withObservationTracking(apply:onChange:) for C: runs apply now on
  * the calling thread, records every state and computed it read, and calls
- * on_change once — with the revision of the change — after the first change
+ * on_change once — with the revision of that first change — after the first change
  * to any of them, then disarms (destroy, if not NULL, runs after on_change or
  * on cancel). Unlike Swift's, which fires in willSet (before the new value is
  * stored), on_change runs after the change is committed, so it can read the
