@@ -60,6 +60,7 @@ static inline const char *check_errname(int code) {
     case TETHER_ETHREAD: return "TETHER_ETHREAD";
     case TETHER_EUV: return "TETHER_EUV";
     case TETHER_EREADONLY: return "TETHER_EREADONLY";
+    case TETHER_ECYCLE: return "TETHER_ECYCLE";
     default: return "(not a tether error code)";
   }
 }

@@ -298,7 +298,8 @@ void tether_runtime_options_init(tether_runtime_options_t *opts);
 int tether_runtime_new(const tether_runtime_options_t *opts, tether_runtime_t *out);
 
 /* Frees a runtime: stops and joins its loop thread (TETHER_LOOP_THREAD),
- * frees every state and observer in it, and calls each destroy function
+ * frees every state, observer, computed, effect and tracking in it, runs the
+ * owed cleanup of every effect that ran, and calls each destroy function
  * exactly once (on the calling thread). Callbacks not yet delivered are
  * dropped: call tether_runtime_flush() first to deliver them. Every handle
  * of the runtime becomes stale at once.
@@ -316,7 +317,8 @@ int tether_runtime_free(tether_runtime_t rt);
  * TETHER_LOOP_EXTERNAL hosts), it delivers the owed callbacks itself and
  * returns. Errors: TETHER_ESTALE; TETHER_EBUSY when called from inside a
  * callback while loop deliveries are owed (it would wait on itself);
- * TETHER_ELOOP when the owed callbacks hit max_rounds. */
+ * TETHER_ELOOP when the owed callbacks hit max_rounds; TETHER_EBUSY when a
+ * batch is open and deliveries are owed (they wait for tether_batch_end). */
 int tether_runtime_flush(tether_runtime_t rt);
 
 /* TETHER_LOOP_HOST: runs the runtime's loop once without blocking
@@ -374,7 +376,9 @@ int tether_state_new_json(tether_runtime_t rt, const char *json, ptrdiff_t len, 
 
 /* Frees a state and every observer on it (each destroy function is called
  * once, on this thread, or when that observer's running callback returns).
- * Its observers' undelivered calls are dropped. Errors: TETHER_ESTALE. */
+ * Its observers' undelivered calls are dropped. Computeds, effects and
+ * trackings that read it are woken and re-evaluated, and then get
+ * TETHER_ESTALE when they read it. Errors: TETHER_ESTALE. */
 int tether_state_free(tether_state_t s);
 
 /* The type of the value s holds now, into *out. Errors: TETHER_ESTALE,
@@ -545,7 +549,10 @@ int tether_batch_end(tether_runtime_t rt);
  * every reader (with the message of tether_last_error() at that moment)
  * until a dependency changes. Runs on whichever thread reads the computed
  * (or delivers an effect that needs it), never concurrently with any other
- * callback of the runtime. It must not write states. */
+ * callback of the runtime. It must not write states: a write from it fails
+ * with TETHER_EBUSY (derived values have no side effects; effects do).
+ * Reading part of a state (tether_state_get_path) depends on the whole
+ * state. */
 typedef int (*tether_compute_fn)(tether_value_t *result, void *user_data);
 
 /* Creates a computed (a derived value, SwiftUI's computed property read in
@@ -568,7 +575,9 @@ int tether_computed_free(tether_computed_t c);
  * dependency changed. From inside a compute callback or effect, the read is
  * recorded as a dependency (unless inside tether_untracked_begin/end).
  * Errors: TETHER_ESTALE; TETHER_EINVAL (out NULL); TETHER_ECYCLE when the
- * computed is being computed by this very read chain (it depends on itself);
+ * computed is being computed by this very read chain (it depends on itself;
+ * the read is still recorded, so the reader recovers once the cycle is
+ * broken);
  * any error code its callback returned (cached until a dependency changes). */
 int tether_computed_get(tether_computed_t c, tether_value_t **out);
 
@@ -620,7 +629,9 @@ typedef void (*tether_cleanup_fn)(void *user_data);
 #define TETHER_EFFECT_SYNC 1u
 
 /* Creates an effect and runs it once: before this returns with
- * TETHER_EFFECT_SYNC, else on the loop thread. It runs again, at most once
+ * TETHER_EFFECT_SYNC (inside an open batch: when the outermost batch ends),
+ * else on the loop thread. Effects and observers of one delivery round run
+ * in the order they were created. It runs again, at most once
  * per write or batch, whenever something it read changed (a value changed
  * and changed back in one batch is no change); cleanup (may be NULL) runs
  * before each re-run and when the effect is freed; destroy (may be NULL) runs
@@ -633,9 +644,11 @@ int tether_effect_new(tether_runtime_t rt, unsigned flags, tether_effect_fn fn,
                       tether_effect_t *out);
 
 /* Frees an effect: a pending run is cancelled, cleanup runs once, then
- * destroy. Safe from inside its own run or cleanup, and from a callback of a
- * batch that would re-run it (if it is running on another thread at that
- * moment, cleanup and destroy run when that run returns).
+ * destroy, both inside this call (also inside a batch). Safe from inside its
+ * own run or cleanup (then they run right after that run or cleanup
+ * returns), and from a callback of a batch that would re-run it (if it is
+ * running on another thread at that moment, cleanup and destroy run when that
+ * run returns).
  * Errors: TETHER_ESTALE (already freed, or never an effect). */
 int tether_effect_free(tether_effect_t e);
 
@@ -657,8 +670,11 @@ typedef void (*tether_track_change_fn)(tether_tracking_t tracking, uint64_t revi
  * on cancel). Unlike Swift's, which fires in willSet (before the new value is
  * stored), on_change runs after the change is committed, so it can read the
  * new values. Delivery: on the loop thread, or with TETHER_EFFECT_SYNC at the
- * end of the writer's write or batch. A change already made while apply ran
- * on another thread fires on_change right away.
+ * end of the writer's write or batch. apply runs as a callback: it never
+ * overlaps other callbacks of rt, so another thread's write that owes SYNC
+ * callbacks waits until apply returns (do not make apply wait for such a
+ * write). A change committed by another thread while apply ran fires
+ * on_change right away.
  * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (apply, on_change or out NULL,
  * unknown flag), TETHER_ENOMEM. */
 int tether_track(tether_runtime_t rt, unsigned flags, tether_track_apply_fn apply,

@@ -9,7 +9,10 @@ __thread unsigned tether_internal_depth __attribute__((tls_model("initial-exec")
 
 tether_internal_tls_t *tether_internal_tls(void) { return &tls; }
 
+__thread unsigned tether_internal_errors __attribute__((tls_model("initial-exec")));
+
 void tether_internal_set_message(const char *msg, size_t len) {
+  tether_internal_errors++;
   if (len >= sizeof tls.message) len = sizeof tls.message - 1;
   memcpy(tls.message, msg, len);
   tls.message[len] = '\0';
@@ -37,6 +40,7 @@ const char *tether_strerror(int code) {
   case TETHER_ETHREAD: return "wrong thread";
   case TETHER_EUV: return "libuv error";
   case TETHER_EREADONLY: return "read-only";
+  case TETHER_ECYCLE: return "dependency cycle";
   default: return "unknown error";
   }
 }

@@ -12,10 +12,15 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
     defer { runtime.lock.unlock() }
     let body = DerivedBody(
         compute: { result in
+            let failuresBefore = tether_internal_error_count()
             let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), userData) }
             if code == 0 { return nil }
             let known = ErrorCode(rawValue: code) ?? .invalidArgument
-            return TetherError(known, "compute callback failed with \(code): \(String(cString: tether_last_error()))")
+            // Quote the message only if a call inside the callback failed:
+            // an older one would describe something else.
+            let why = tether_internal_error_count() != failuresBefore
+                ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
+            return TetherError(known, "its compute callback returned \(code): \(why)")
         },
         release: { destroy?(userData) })
     do {

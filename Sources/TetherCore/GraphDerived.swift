@@ -124,7 +124,12 @@ extension Graph {
         if flags.contains(.computing) { return }
         if flags.contains(.fresh) { recompute(d); return }
         guard flags.contains(.stale) else { return }
-        if dependenciesChanged(d) {
+        // Checking counts as computing: a source that reads this node back
+        // while we check it is a cycle, not a stale cached value.
+        derived[d].flags.insert(.computing)
+        let changed = dependenciesChanged(d)
+        derived[d].flags.remove(.computing)
+        if changed {
             recompute(d)
         } else {
             derived[d].flags.remove(.stale)
@@ -189,6 +194,9 @@ extension Graph {
     public func readComputed(_ id: DerivedID, tracked: Bool = false) throws(TetherError) -> Value {
         let d = try resolve(id, .computed)
         if derived[d].flags.contains(.computing) {
+            // Recorded all the same: when the cycle is broken (a branch
+            // changes), the reader is re-evaluated and can recover.
+            if tracked { track(NodeRef.derived(d), version: derived[d].version) }
             throw TetherError(.cycle, "computed #\(d) is part of a dependency cycle: it was read while it was being computed")
         }
         update(d)
@@ -237,7 +245,7 @@ extension Graph {
         derived[d].running += 1
         if body.cleanupOwed {
             body.cleanupOwed = false
-            if let cleanup = body.cleanup { gate(round) { cleanup() } }
+            if let cleanup = body.cleanup { gate(round &+ 1) { cleanup() } }
             if derived[d].flags.contains(.disposed) {
                 derived[d].running -= 1
                 if derived[d].running == 0 { finishDisposal(d) }
@@ -250,7 +258,9 @@ extension Graph {
         evalStack.append((d, untrackedDepth))
         untrackedDepth = 0
         let rev = derived[d].pendingRevision
-        gate(round) { run(rev) }
+        // Its writes are one round deeper, so an effect that keeps waking
+        // itself reaches maxRounds and is refused (TETHER_ELOOP).
+        gate(round &+ 1) { run(rev) }
         untrackedDepth = evalStack.removeLast().savedUntracked
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
@@ -269,7 +279,7 @@ extension Graph {
         derived[d].flags.insert(.disposed)  // handle is stale from now on
         derived[d].running += 1
         let rev = derived[d].pendingRevision
-        if let run = body.run { gate(round) { run(rev) } }
+        if let run = body.run { gate(round &+ 1) { run(rev) } }
         derived[d].running -= 1
         if derived[d].running == 0 { finishDisposal(d) }
     }

@@ -96,14 +96,16 @@ extension Graph {
         }
     }
 
-    /// A source is going away: its readers are woken (they will find it
-    /// stale when they read it again) and their edges to it removed.
+    /// A source is going away: its readers are woken and must re-evaluate
+    /// (marked fresh: with the edge gone, no version could tell them), so
+    /// they find the source stale when they read it again.
     func unlinkSubscribers(of ref: UInt32) {
         guard firstSubscriber(of: ref) != noIndex else { return }
         propagate(from: ref, round: 0)
         var l = firstSubscriber(of: ref)
         while l != noIndex {
             let next = links[Int(l)].nextSub
+            derived[Int(links[Int(l)].sub)].flags.insert(.fresh)
             removeLink(l)
             l = next
         }

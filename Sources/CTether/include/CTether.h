@@ -27,6 +27,11 @@ TETHER_INTERNAL tether_internal_tls_t *tether_internal_tls(void);
 extern __thread unsigned tether_internal_depth TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
 
 static inline unsigned tether_internal_get_depth(void) { return tether_internal_depth; }
+
+/* Counts failures on this thread, so a caller can tell whether the message
+ * in tls.message was written during a given callback. */
+extern __thread unsigned tether_internal_errors TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+static inline unsigned tether_internal_error_count(void) { return tether_internal_errors; }
 static inline void tether_internal_set_depth(unsigned d) { tether_internal_depth = d; }
 
 /* Stores the thread's last error message (len bytes, truncated to fit). */
