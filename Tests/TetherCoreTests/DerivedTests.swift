@@ -180,3 +180,62 @@ import Testing
         #expect(throws: TetherError.self) { try g.freeDerived(t, .tracking) }
     }
 }
+
+@Suite struct DerivedEdgeTests {
+    @Test func selfWakingEffectIsCutAtMaxRounds() throws {
+        let g = Graph(maxRounds: 10)
+        let x = try g.createState(.int(0))
+        var runs = 0
+        var refused: TetherError?
+        var round: UInt32 = 0
+        // Emulate the runtime's gate: the body runs with the round it is given.
+        g.gate = { r, body in
+            let saved = round
+            round = r
+            body()
+            round = saved
+        }
+        _ = try g.createDerived(.effect, body: DerivedBody(run: { _ in
+            runs += 1
+            guard case let .int(v) = try! g.read(x, tracked: true) else { return }
+            do throws(TetherError) { try g.write(x, .int(v + 1), round: round) } catch { refused = error }
+        }))
+        deliver(g, .loop)
+        #expect(refused?.code == .feedbackLoop)
+        #expect(runs == 10)
+    }
+
+    @Test func readerOfAFreedComputedReevaluates() throws {
+        let g = Graph()
+        let c = try g.createDerived(.computed, body: DerivedBody(compute: { r in r = .int(1); return nil }))
+        let reader = try g.createDerived(.computed, body: DerivedBody(compute: { r in
+            do throws(TetherError) { r = try g.readComputed(c, tracked: true); return nil } catch { return error } }))
+        #expect(try g.readComputed(reader) == .int(1))
+        try g.freeDerived(c, .computed)?.finish()
+        let e = #expect(throws: TetherError.self) { try g.readComputed(reader) }
+        #expect(e?.code == .stale)
+    }
+
+    @Test func brokenCycleRecovers() throws {
+        let g = Graph()
+        let flag = try g.createState(.bool(true))
+        var b: DerivedID?
+        let a = try g.createDerived(.computed, body: DerivedBody(compute: { r in
+            guard case .bool(true) = try! g.read(flag, tracked: true) else { r = .int(100); return nil }
+            do throws(TetherError) {
+                guard case let .int(v) = try g.readComputed(b!, tracked: true) else { return nil }
+                r = .int(v + 1); return nil
+            } catch { return error } }))
+        b = try g.createDerived(.computed, body: DerivedBody(compute: { r in
+            do throws(TetherError) {
+                guard case let .int(v) = try g.readComputed(a, tracked: true) else { return nil }
+                r = .int(v + 1); return nil
+            } catch { return error } }))
+        #expect((#expect(throws: TetherError.self) { try g.readComputed(b!) })?.code == .cycle)
+        try g.write(flag, .bool(false))
+        #expect(try g.readComputed(b!) == .int(101))
+        try g.write(flag, .bool(true))
+        #expect((#expect(throws: TetherError.self) { try g.readComputed(b!) })?.code == .cycle)
+        #expect((#expect(throws: TetherError.self) { try g.readComputed(a) })?.code == .cycle)
+    }
+}
