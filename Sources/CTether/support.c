@@ -1,7 +1,9 @@
 /* The parts of the C face that are plain C: version strings, error strings
  * and the per-thread state they read. */
+#define _GNU_SOURCE
 #include "CTether.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static _Thread_local tether_internal_tls_t tls;
@@ -43,4 +45,23 @@ const char *tether_strerror(int code) {
   case TETHER_ECYCLE: return "dependency cycle";
   default: return "unknown error";
   }
+}
+
+/* The lowest usable address of this thread's stack, found once per thread. */
+static __thread char *stack_low;
+
+int tether_internal_stack_is_low(void) {
+  char here;
+  if (!stack_low) {
+    pthread_attr_t attr;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstack(&attr, &addr, &size);
+      pthread_attr_destroy(&attr);
+    }
+    stack_low = addr ? (char *)addr : (char *)1;
+  }
+  if (stack_low == (char *)1) return 0; /* unknown: do not refuse */
+  return (size_t)(&here - stack_low) < TETHER_INTERNAL_STACK_RESERVE;
 }

@@ -53,4 +53,42 @@ enum DeliveryContext {
     static func pop() {
         tether_internal_set_depth(tether_internal_get_depth() - 1)
     }
+
+    /// How a callback was entered, to undo exactly that on leaving.
+    enum Entry {
+        case pushed, replaced(UInt32), refused
+    }
+
+    /// Enters a callback of `runtime` at `round`. Nested callbacks of the
+    /// same runtime (a compute reading a computed that must be computed,
+    /// fifty deep on a fresh chain) reuse the innermost entry, so nesting
+    /// depth is limited by the stack, not by the 16 entries.
+    @inline(__always)
+    static func enter(_ runtime: UInt64, round: UInt32) -> Entry {
+        let d = Int(tether_internal_get_depth())
+        if d > 0 {
+            let tls = tether_internal_tls()!
+            let top = withUnsafeBytes(of: &tls.pointee.runtime) { $0.load(fromByteOffset: (d - 1) * 8, as: UInt64.self) }
+            if top == runtime {
+                let old = withUnsafeBytes(of: &tls.pointee.round) { $0.load(fromByteOffset: (d - 1) * 4, as: UInt32.self) }
+                withUnsafeMutableBytes(of: &tls.pointee.round) { $0.storeBytes(of: round, toByteOffset: (d - 1) * 4, as: UInt32.self) }
+                return .replaced(old)
+            }
+        }
+        return push(runtime, round: round) ? .pushed : .refused
+    }
+
+    @inline(__always)
+    static func leave(_ entry: Entry) {
+        switch entry {
+        case .pushed:
+            pop()
+        case let .replaced(old):
+            let tls = tether_internal_tls()!
+            let d = Int(tether_internal_get_depth())
+            withUnsafeMutableBytes(of: &tls.pointee.round) { $0.storeBytes(of: old, toByteOffset: (d - 1) * 4, as: UInt32.self) }
+        case .refused:
+            break
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import CLibUV
+import CTether
 import TetherCore
 
 /// Running queued observer calls: by the writer for SYNC observers, by the
@@ -54,23 +55,29 @@ extension Runtime {
     /// they make is delivered by the loop already running, not by a nested
     /// one that would wait on the lock this thread holds.
     func runReleases(sinks: [ObserverSink], bodies: [DerivedBody]) {
-        let pushed = DeliveryContext.push(id, round: 0)
+        let entry = DeliveryContext.enter(id, round: 0)
         for sink in sinks { sink.runRelease() }
         for body in bodies { body.finish() }
-        if pushed { DeliveryContext.pop() }
+        DeliveryContext.leave(entry)
     }
 
     /// The graph calls user callbacks (compute, effect bodies, cleanups)
     /// through this: without the graph lock, marked as inside a callback of
     /// the given round.
     func installGate() {
+        graph.stackIsLow = { tether_internal_stack_is_low() != 0 }
         graph.gate = { [unowned self] round, body in
+            if tether_internal_stack_is_low() != 0 { return false }
             self.lock.unlock()
-            if DeliveryContext.push(self.id, round: round) {
+            let entry = DeliveryContext.enter(self.id, round: round)
+            var ran = false
+            if case .refused = entry {} else {
                 body()
-                DeliveryContext.pop()
+                ran = true
             }
+            DeliveryContext.leave(entry)
             self.lock.lock()
+            return ran
         }
     }
 
@@ -114,9 +121,10 @@ extension Runtime {
 
     private func run(_ delivery: Delivery) {
         // Writes made inside get the next round; see Graph.maxRounds.
-        guard DeliveryContext.push(id, round: delivery.round &+ 1) else { return }
+        let entry = DeliveryContext.enter(id, round: delivery.round &+ 1)
+        if case .refused = entry { return }
         delivery.sink.call(delivery.change)
-        DeliveryContext.pop()
+        DeliveryContext.leave(entry)
     }
 
     /// After a write (or a SYNC+INITIAL registration) outside this runtime's

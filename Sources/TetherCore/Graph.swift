@@ -73,8 +73,14 @@ public final class Graph {
 
     /// Runs a user callback. The runtime installs a gate that releases its
     /// lock around the call and marks the thread as inside a callback of the
-    /// given round; alone (tests) it just calls.
-    public var gate: (_ round: UInt32, _ body: () -> Void) -> Void = { _, body in body() }
+    /// given round; alone (tests) it just calls. A gate may refuse (false):
+    /// the thread is out of stack for another nested callback.
+    public var gate: (_ round: UInt32, _ body: () -> Void) -> Bool = { _, body in body(); return true }
+    /// Whether the calling thread is nearly out of stack. The pull phase
+    /// recurses once per level of a chain; it asks this every 256 levels and
+    /// fails the read (TETHER_ERANGE) instead of overflowing.
+    public var stackIsLow: () -> Bool = { false }
+    var pullDepth = 0
     var generations: GenerationCounter
     var nextSequence: UInt64 = 0
 

@@ -126,6 +126,15 @@ extension Graph {
         guard flags.contains(.stale) else { return }
         // Checking counts as computing: a source that reads this node back
         // while we check it is a cycle, not a stale cached value.
+        pullDepth += 1
+        defer { pullDepth -= 1 }
+        if pullDepth & 255 == 0 && stackIsLow() {
+            derived[d].error = TetherError(.outOfRange,
+                "computed #\(d): dependency chain too deep for this thread's stack")
+            derived[d].version = nextVersion
+            nextVersion &+= 1
+            return  // stays stale: a read from a shallower point retries
+        }
         derived[d].flags.insert(.computing)
         let changed = dependenciesChanged(d)
         derived[d].flags.remove(.computing)
@@ -166,7 +175,10 @@ extension Graph {
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
-        gate(maxRounds) { failure = compute(&result) }
+        if !gate(maxRounds, { failure = compute(&result) }) {
+            failure = TetherError(.outOfRange,
+                "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
+        }
         untrackedDepth = evalStack.removeLast().savedUntracked
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
@@ -245,7 +257,7 @@ extension Graph {
         derived[d].running += 1
         if body.cleanupOwed {
             body.cleanupOwed = false
-            if let cleanup = body.cleanup { gate(round &+ 1) { cleanup() } }
+            if let cleanup = body.cleanup { _ = gate(round &+ 1) { cleanup() } }
             if derived[d].flags.contains(.disposed) {
                 derived[d].running -= 1
                 if derived[d].running == 0 { finishDisposal(d) }
@@ -260,7 +272,7 @@ extension Graph {
         let rev = derived[d].pendingRevision
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
-        gate(round &+ 1) { run(rev) }
+        _ = gate(round &+ 1) { run(rev) }
         untrackedDepth = evalStack.removeLast().savedUntracked
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
@@ -279,7 +291,7 @@ extension Graph {
         derived[d].flags.insert(.disposed)  // handle is stale from now on
         derived[d].running += 1
         let rev = derived[d].pendingRevision
-        if let run = body.run { gate(round &+ 1) { run(rev) } }
+        if let run = body.run { _ = gate(round &+ 1) { run(rev) } }
         derived[d].running -= 1
         if derived[d].running == 0 { finishDisposal(d) }
     }
@@ -295,7 +307,7 @@ extension Graph {
         derived[d].running += 1
         evalStack.append((d, untrackedDepth))
         untrackedDepth = 0
-        gate(0) { apply() }
+        _ = gate(0) { apply() }
         untrackedDepth = evalStack.removeLast().savedUntracked
         derived[d].running -= 1
         derived[d].flags.remove(.computing)

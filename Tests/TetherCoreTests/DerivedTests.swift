@@ -194,6 +194,7 @@ import Testing
             round = r
             body()
             round = saved
+            return true
         }
         _ = try g.createDerived(.effect, body: DerivedBody(run: { _ in
             runs += 1

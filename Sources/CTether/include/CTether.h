@@ -37,4 +37,13 @@ static inline void tether_internal_set_depth(unsigned d) { tether_internal_depth
 /* Stores the thread's last error message (len bytes, truncated to fit). */
 TETHER_INTERNAL void tether_internal_set_message(const char *msg, size_t len);
 
+/* Callbacks nest when a compute callback reads a computed that must be
+ * computed first (a fresh chain is as deep as it is long). Below this much
+ * free stack the runtime refuses to nest further (TETHER_ERANGE) instead of
+ * overflowing. */
+#define TETHER_INTERNAL_STACK_RESERVE (256u * 1024u)
+
+/* 1 when this thread has less than TETHER_INTERNAL_STACK_RESERVE stack left. */
+TETHER_INTERNAL int tether_internal_stack_is_low(void);
+
 #endif
