@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run-tests.sh — the C test suite: builds every examples-c/*.c against
-# libtether.so, runs each, and prints one line per program plus a total:
+# libtether.so (a program that includes "workloads/workloads.h" also gets
+# examples-c/workloads/*.c), runs each, and prints one line per program plus
+# a total:
 #
 #     PASS counter
 #     FAIL threads (exit 1)        <- followed by that program's output
@@ -131,7 +133,11 @@ for src in examples-c/*.c; do
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
   exe="$bindir/$name"
   log="$bindir/$name.log"
-  if ! "$cc" "${cflags[@]}" -o "$exe" "$src" "${ldflags[@]}" >"$log" 2>&1; then
+  # A program that includes "workloads/workloads.h" (the benchmark
+  # workloads, reusable code) is linked with every examples-c/workloads/*.c.
+  extra_srcs=()
+  if grep -q '^#include "workloads/' "$src"; then extra_srcs=(examples-c/workloads/*.c); fi
+  if ! "$cc" "${cflags[@]}" -o "$exe" "$src" "${extra_srcs[@]}" "${ldflags[@]}" >"$log" 2>&1; then
     echo "FAIL $name (build failed)"
     sed 's/^/    /' "$log"
     failed=$((failed + 1))
