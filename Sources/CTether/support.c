@@ -6,21 +6,20 @@
 #include <pthread.h>
 #include <string.h>
 
-static _Thread_local tether_internal_tls_t tls;
+static _Thread_local char message[1024];
 __thread unsigned tether_internal_depth __attribute__((tls_model("initial-exec")));
-
-tether_internal_tls_t *tether_internal_tls(void) { return &tls; }
+__thread tether_internal_tls_t tether_internal_context __attribute__((tls_model("initial-exec")));
 
 __thread unsigned tether_internal_errors __attribute__((tls_model("initial-exec")));
 
 void tether_internal_set_message(const char *msg, size_t len) {
   tether_internal_errors++;
-  if (len >= sizeof tls.message) len = sizeof tls.message - 1;
-  memcpy(tls.message, msg, len);
-  tls.message[len] = '\0';
+  if (len >= sizeof message) len = sizeof message - 1;
+  memcpy(message, msg, len);
+  message[len] = '\0';
 }
 
-const char *tether_last_error(void) { return tls.message; }
+const char *tether_last_error(void) { return message; }
 
 const char *tether_version(void) { return TETHER_VERSION_STRING; }
 

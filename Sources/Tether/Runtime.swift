@@ -19,7 +19,10 @@ final class Runtime {
     let generation: UInt32
     let mode: Mode
     let graph: Graph
-    var lock: Lock { slot.lock }
+    /// The slot's lock. unowned(unsafe): slots (and their locks) are never
+    /// freed, and a counted reference here cost two refcount operations per
+    /// callback (profiled).
+    unowned(unsafe) let lock: Lock
     var id: UInt64 { HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0, generation: generation) }
 
     /// Set once by tether_runtime_free; every call checks it under `lock`.
@@ -51,6 +54,7 @@ final class Runtime {
     init(slot: RuntimeSlot, slotIndex: Int, generation: UInt32, mode: Mode, graph: Graph,
          loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool) {
         self.slot = slot
+        self.lock = slot.lock
         self.slotIndex = slotIndex
         self.generation = generation
         self.mode = mode

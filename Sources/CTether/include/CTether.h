@@ -12,14 +12,19 @@
 #define TETHER_INTERNAL_MAX_NESTING 16
 
 /* Per-thread state. Thread-local in C because Swift has no cheap native
- * thread-local storage and the error message must outlive the failing call. */
+ * thread-local storage and the error message must outlive the failing call.
+ * The callback context is read on every write and every read inside a
+ * callback, so it is initial-exec TLS (a %fs-relative load, no
+ * __tls_get_addr call; profiled); it is small enough (200 bytes) for the
+ * static TLS reserve even when libtether.so is loaded with dlopen. */
 typedef struct tether_internal_tls {
-  char message[1024];
   uint64_t runtime[TETHER_INTERNAL_MAX_NESTING]; /* runtime handle ids, innermost last */
   uint32_t round[TETHER_INTERNAL_MAX_NESTING];   /* round a write from that callback gets */
 } tether_internal_tls_t;
 
-TETHER_INTERNAL tether_internal_tls_t *tether_internal_tls(void);
+extern __thread tether_internal_tls_t tether_internal_context TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+
+static inline tether_internal_tls_t *tether_internal_tls(void) { return &tether_internal_context; }
 
 /* How many callbacks deep this thread is (in any runtime). Read on every
  * write, so it lives apart from the rest in initial-exec TLS: a plain
