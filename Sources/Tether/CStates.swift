@@ -19,7 +19,7 @@ private func stateError(_ fn: String, _ s: tether_state_t, _ error: TetherError)
 @inline(__always)
 private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer<CChar>? = nil, usePath: Bool = false,
                        _ body: (Value) throws(TetherError) -> Void) -> Int32 {
-    var jsonPath = JSONPointer.root
+    var jsonPath: JSONPointer?
     if usePath {
         do { jsonPath = try pointer(path) } catch { return stateError(fn, s, error) }
     }
@@ -28,7 +28,12 @@ private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer
     do {
         // Inside a compute callback or effect of this runtime the read is a dependency.
         let tracked = runtime.graph.isEvaluating && DeliveryContext.isDelivering(runtime.id)
-        value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
+        if let jsonPath {
+            value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
+        } else {
+            // Whole-value reads (every typed getter) skip the path walk.
+            value = try runtime.graph.read(stateID(s.id), tracked: tracked)
+        }
     } catch {
         runtime.lock.unlock()
         return stateError(fn, s, error)
