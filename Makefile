@@ -45,7 +45,7 @@ TSAN_LIBDIR := $(TSAN_SCRATCH)/debug
 EXAMPLE_CFLAGS := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iexamples-c
 EXAMPLE_LIBS = -L$(RELEASE_DIR) -ltether -Wl,-rpath,$(abspath $(RELEASE_DIR)) -lpthread -lm
 
-.PHONY: all build deps run test swift-test install check-install asan tsan valgrind clean
+.PHONY: all build deps run test swift-test install check-install asan tsan valgrind clean bench
 
 all: build
 
@@ -123,6 +123,16 @@ asan: build
 tsan: deps
 	$(SWIFT) build -c debug --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	SANITIZE=tsan TETHER_LIBDIR=$(TSAN_LIBDIR) bash examples-c/run-tests.sh
+
+# The benchmark suite: Tether beside GObject, Qt 6 and Swift Observation in
+# one run (installs the anchors' packages when missing, builds everything
+# optimized, runs it, writes docs/benchmarks.md and docs/benchmarks.png).
+# Timing only; nothing in `make test` depends on it. BENCH_QUICK=1 in the
+# environment: small sizes, report in .build-bench/ instead of docs/.
+bench:
+	@bash scripts/install-bench-deps.sh
+	@$(MAKE) --no-print-directory build
+	@CC="$(CC)" SWIFT="$(SWIFT)" bash benchmarks/run.sh
 
 # Memcheck on the C examples against the release library.
 valgrind: build

@@ -6,13 +6,24 @@ import TetherCore
 /// runtime's graph lock: one lock per call on the hot path.
 final class RuntimeSlot {
     let lock = Lock()
-    var runtime: Runtime?
+    var runtime: Runtime? {
+        didSet { fastRuntime = runtime }
+    }
+    /// The same reference, read on the hot path without a refcount round
+    /// trip: `runtime` keeps it alive, and it is only read under `lock`.
+    unowned(unsafe) var fastRuntime: Runtime?
     /// Outlives each runtime in the slot, so ids are never reissued by the next one.
     var generations = GenerationCounter()
 }
 
 enum RuntimeTable {
     static let slots: [RuntimeSlot] = (0..<HandleCodec.maxRuntimes).map { _ in RuntimeSlot() }
+    /// The slots by address: reading one costs no retain (they are never freed).
+    static let slotBase: UnsafeMutablePointer<Unmanaged<RuntimeSlot>> = {
+        let p = UnsafeMutablePointer<Unmanaged<RuntimeSlot>>.allocate(capacity: slots.count)
+        for (i, slot) in slots.enumerated() { (p + i).initialize(to: .passUnretained(slot)) }
+        return p
+    }()
     private static let freeLock = Lock()
     private static var freeSlots: [Int] = Array((0..<HandleCodec.maxRuntimes).reversed())
 
@@ -35,14 +46,15 @@ enum RuntimeTable {
     @inline(__always)
     static func acquire(_ id: UInt64, _ kind: HandleKind) -> Runtime? {
         let h = HandleCodec.decode(id)
-        guard h.kind == kind.rawValue, h.slot < slots.count else { return nil }
-        let slot = slots[h.slot]
-        slot.lock.lock()
-        guard let runtime = slot.runtime, !runtime.dead,
-              kind != .runtime || (h.generation == runtime.generation && h.index == 0) else {
-            slot.lock.unlock()
-            return nil
+        guard h.kind == kind.rawValue, h.slot < HandleCodec.maxRuntimes else { return nil }
+        return slotBase[h.slot]._withUnsafeGuaranteedRef { slot -> Runtime? in
+            slot.lock.lock()
+            guard let runtime = slot.fastRuntime, !runtime.dead,
+                  kind != .runtime || (h.generation == runtime.generation && h.index == 0) else {
+                slot.lock.unlock()
+                return nil
+            }
+            return runtime
         }
-        return runtime
     }
 }
