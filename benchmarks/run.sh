@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# run.sh — builds every benchmark driver optimized, runs Tether and the
+# anchors one after the other in this one run, and writes the report.
+# `make bench` calls it after installing the anchors' dependencies
+# (scripts/install-bench-deps.sh) and building the release library.
+#
+#   benchmarks/tether/            C, -O2, against .build/release/libtether.so,
+#                                 reusing examples-c/workloads/*.c unchanged
+#   benchmarks/gobject/           C, -O2, GLib/GObject
+#   benchmarks/qt/                C++, -O2, Qt 6 Core (one g++ invocation)
+#   benchmarks/swift-observation/ SwiftPM package, release build, scratch
+#                                 path .build-bench-observation
+#
+# Results: one JSON line per figure in .build-bench/results/<system>.jsonl,
+# each driver's progress and check messages in <system>.log; then
+# benchmarks/report.py writes docs/benchmarks.md and docs/benchmarks.png.
+#
+# Environment: CC (cc), CXX (g++), SWIFT (swift); BENCH_QUICK=1 runs small
+# sizes to check that everything builds and its checks pass (the report then
+# goes to .build-bench/benchmarks-quick.md, never to docs/); BENCH_ONLY
+# ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory")
+# and BENCH_SYSTEMS ("tether gobject qt swift") narrow the run.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+out="$root/.build-bench"
+bin="$out/bin"
+res="$out/results"
+mkdir -p "$bin" "$res"
+rm -f "$res"/*.jsonl "$res"/*.log "$res"/*.status
+
+cc=${CC:-cc}
+cxx=${CXX:-g++}
+swift=${SWIFT:-swift}
+systems=${BENCH_SYSTEMS:-tether gobject qt swift}
+lib="$root/.build/release/libtether.so"
+
+say() { echo "bench: $*"; }
+want_sys() { [[ " $systems " == *" $1 "* ]]; }
+status() { echo "$2" >"$res/$1.status"; }
+
+t_start=$(date +%s)
+
+# ---- build ------------------------------------------------------------------
+
+if want_sys tether; then
+  if [ ! -f "$lib" ]; then
+    say "$lib not found (make build)"
+    status tether "not built: libtether.so missing"
+  elif "$cc" -std=gnu11 -O2 -Wall -Wextra -Iinclude -Iexamples-c \
+      -o "$bin/bench_tether" benchmarks/tether/bench_tether.c examples-c/workloads/*.c \
+      -L"$root/.build/release" -ltether -Wl,-rpath,"$root/.build/release" -lpthread -lm \
+      >"$res/tether.build.log" 2>&1; then
+    status tether built
+  else
+    cat "$res/tether.build.log"
+    status tether "not built: the C driver failed to compile"
+  fi
+fi
+
+if want_sys gobject; then
+  if pkg-config --exists gobject-2.0 2>/dev/null &&
+     "$cc" -std=gnu11 -O2 -Wall -Wextra -o "$bin/bench_gobject" benchmarks/gobject/bench_gobject.c \
+       $(pkg-config --cflags --libs gobject-2.0) -lpthread >"$res/gobject.build.log" 2>&1; then
+    status gobject built
+  else
+    [ -s "$res/gobject.build.log" ] && cat "$res/gobject.build.log"
+    status gobject "not built: GLib/GObject development files (libglib2.0-dev) missing or the driver failed to compile"
+  fi
+fi
+
+if want_sys qt; then
+  # One compiler invocation; the two plain-C files give the same graph
+  # shapes and expectations as the Tether port (they make no Tether calls).
+  if pkg-config --exists Qt6Core 2>/dev/null &&
+     "$cxx" -O2 -fPIC -Wall -Wextra -Iinclude -Iexamples-c $(pkg-config --cflags Qt6Core) \
+       -o "$bin/bench_qt" benchmarks/qt/bench_qt.cpp \
+       -x c examples-c/workloads/reference.c -x c examples-c/workloads/prng.c -x none \
+       $(pkg-config --libs Qt6Core) -lpthread -lm >"$res/qt.build.log" 2>&1; then
+    status qt built
+  else
+    [ -s "$res/qt.build.log" ] && cat "$res/qt.build.log"
+    status qt "not built: Qt 6 Core development files (qt6-base-dev) missing or the driver failed to compile"
+  fi
+fi
+
+if want_sys swift; then
+  # CC is unset for SwiftPM: it would compile the package's C file with it
+  # (make's default CC is gcc, which does not take clang's flags).
+  if command -v "$swift" >/dev/null 2>&1 &&
+     env -u CC -u CXX "$swift" build -c release --package-path benchmarks/swift-observation \
+       --scratch-path "$root/.build-bench-observation" >"$res/swift.build.log" 2>&1; then
+    cp "$root/.build-bench-observation/release/ObservationBench" "$bin/bench_swift_observation"
+    status swift built
+  else
+    [ -s "$res/swift.build.log" ] && tail -20 "$res/swift.build.log"
+    status swift "not built: the Swift toolchain is missing or the package failed to build"
+  fi
+fi
+
+# ---- run ----------------------------------------------------------------------
+
+run_driver() { # system executable
+  local sys=$1 exe=$2 rc t0 t1
+  [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] || return 0
+  say "running $sys"
+  t0=$(date +%s)
+  "$exe" 2>&1 >"$res/$sys.jsonl" | tee "$res/$sys.log" >&2
+  rc=${PIPESTATUS[0]}
+  t1=$(date +%s)
+  if [ "$rc" -eq 0 ]; then
+    status "$sys" "ran in $((t1 - t0)) s"
+  else
+    status "$sys" "ran in $((t1 - t0)) s; the driver exited with status $rc (figures before that are kept)"
+  fi
+}
+
+want_sys tether && run_driver tether "$bin/bench_tether"
+want_sys gobject && run_driver gobject "$bin/bench_gobject"
+want_sys qt && run_driver qt "$bin/bench_qt"
+want_sys swift && run_driver swift "$bin/bench_swift_observation"
+
+# ---- report -----------------------------------------------------------------
+
+versions="$res/versions.txt"
+{
+  echo "tether=$(sed -n 's/^#define TETHER_VERSION_STRING "\(.*\)"$/\1/p' include/tether.h)"
+  echo "glib=$(pkg-config --modversion glib-2.0 2>/dev/null || echo -)"
+  echo "qt=$(pkg-config --modversion Qt6Core 2>/dev/null || echo -)"
+  echo "swift=$("$swift" --version 2>/dev/null | head -n 1 || echo -)"
+  echo "cc=$("$cc" --version 2>/dev/null | head -n 1 || echo -)"
+  echo "cxx=$("$cxx" --version 2>/dev/null | head -n 1 || echo -)"
+  echo "seconds=$(($(date +%s) - t_start))"
+} >"$versions"
+
+if [ "${BENCH_QUICK:-}" = 1 ]; then
+  md="$out/benchmarks-quick.md"
+  png="$out/benchmarks-quick.png"
+  say "BENCH_QUICK=1: small sizes; the report goes to $md (docs/ is left alone)"
+else
+  md="$root/docs/benchmarks.md"
+  png="$root/docs/benchmarks.png"
+fi
+python3 benchmarks/report.py --results "$res" --markdown "$md" --chart "$png" \
+  --command "make bench" || exit 1
+say "done in $(($(date +%s) - t_start)) s: $md"
