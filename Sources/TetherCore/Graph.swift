@@ -7,24 +7,37 @@
 /// and queue them; the owner takes deliveries out (`takeBatch`) and calls
 /// them outside its lock, so a callback may call back into the graph.
 public final class Graph {
+    /// 64 bytes: fields ordered so the 17-byte value is followed by the
+    /// one-byte flag and the four-byte fields pack behind it; the rarely
+    /// needed epoch base lives in `bases` (benchmark target: at most 64
+    /// bytes per state).
     struct StateNode {
-        var generation: UInt32       // 0 while the slot is free
-        var typeLocked: Bool
         var value: Value
+        var typeLocked: Bool
+        var generation: UInt32       // 0 while the slot is free
         var revision: UInt64
-        var firstObserver: UInt32    // intrusive list, registration order
-        var lastObserver: UInt32
-        var nextFree: UInt32
-        // Readers (computeds, effects, trackings): Link lists.
-        var firstSub: UInt32 = noIndex
-        var lastSub: UInt32 = noIndex
         /// Changes when the value changes, and goes back to an earlier version
         /// when the value goes back to what it was at the start of the current
         /// delivery epoch (42 -> 0 -> 42 in one batch is no change to readers).
         var version: UInt64 = 0
-        var baseEpoch: UInt64 = .max
-        var baseVersion: UInt64 = 0
-        var baseValue: Value = .null
+        var firstObserver: UInt32    // intrusive list, registration order
+        var lastObserver: UInt32
+        // Readers (computeds, effects, trackings): Link lists.
+        var firstSub: UInt32 = noIndex
+        var lastSub: UInt32 = noIndex
+        var nextFree: UInt32
+        /// Index into `bases`, or noIndex: made the first time a state with
+        /// readers is written.
+        var base: UInt32 = noIndex
+    }
+
+    /// What a state was at the start of the current epoch, for the version
+    /// revert above.
+    struct StateBase {
+        var epoch: UInt64
+        var version: UInt64
+        var value: Value
+        var nextFree: UInt32
     }
 
     struct ObserverRecord {
@@ -51,6 +64,8 @@ public final class Graph {
     var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
     var derived = NodeBuffer<DerivedNode>()
+    var bases = NodeBuffer<StateBase>()
+    var firstFreeBase: UInt32 = noIndex
     var links = NodeBuffer<Link>()
     var firstFreeState: UInt32 = noIndex
     var firstFreeObserver: UInt32 = noIndex
@@ -110,6 +125,7 @@ public final class Graph {
         observers.destroy()
         derived.destroy()
         links.destroy()
+        bases.destroy()
     }
 
     /// Where generations continue, so a later graph in the same runtime slot
@@ -120,7 +136,7 @@ public final class Graph {
 
     public func createState(_ value: Value, typeLocked: Bool = false) throws(TetherError) -> StateID {
         let generation = generations.take()
-        let node = StateNode(generation: generation, typeLocked: typeLocked, value: value,
+        let node = StateNode(value: value, typeLocked: typeLocked, generation: generation,
                              revision: revision, firstObserver: noIndex, lastObserver: noIndex,
                              nextFree: noIndex)
         let index: UInt32
@@ -165,8 +181,13 @@ public final class Graph {
         unlinkSubscribers(of: NodeRef.state(i))
         states[i].generation = 0
         states[i].value = .null
-        states[i].baseValue = .null
-        states[i].baseEpoch = .max
+        if states[i].base != noIndex {
+            let b = Int(states[i].base)
+            bases[b].value = .null
+            bases[b].nextFree = firstFreeBase
+            firstFreeBase = UInt32(b)
+            states[i].base = noIndex
+        }
         states[i].firstObserver = noIndex
         states[i].lastObserver = noIndex
         states[i].nextFree = firstFreeState

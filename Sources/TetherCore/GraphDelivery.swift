@@ -123,6 +123,8 @@ extension Graph {
         states.destroy()
         derived.destroy()
         links.destroy()
+        bases.destroy()
+        firstFreeBase = noIndex
         syncQueue = []
         loopQueue = []
         firstFreeState = noIndex

@@ -98,13 +98,26 @@ extension Graph {
             nextVersion &+= 1
             return
         }
-        if states[i].baseEpoch != epoch {
-            states[i].baseEpoch = epoch
-            states[i].baseValue = old
-            states[i].baseVersion = states[i].version
+        var b = Int(states[i].base)
+        if states[i].base == noIndex {
+            let base = StateBase(epoch: .max, version: 0, value: .null, nextFree: noIndex)
+            if firstFreeBase != noIndex {
+                b = Int(firstFreeBase)
+                firstFreeBase = bases[b].nextFree
+                bases[b] = base
+            } else {
+                b = bases.count
+                bases.append(base)
+            }
+            states[i].base = UInt32(b)
         }
-        if states[i].value == states[i].baseValue {
-            states[i].version = states[i].baseVersion
+        if bases[b].epoch != epoch {
+            bases[b].epoch = epoch
+            bases[b].value = old
+            bases[b].version = states[i].version
+        }
+        if states[i].value == bases[b].value {
+            states[i].version = bases[b].version
         } else {
             states[i].version = nextVersion
             nextVersion &+= 1

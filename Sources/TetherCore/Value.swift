@@ -13,7 +13,9 @@ public enum Value: Sendable {
     case string(String)
     case bytes([UInt8])
     case array([Value])
-    case object(ValueObject)
+    // Boxed: an ordered dictionary is 24 bytes inline, which made every
+    // Value (and every state node) 8 bytes bigger than the rest needs.
+    indirect case object(ValueObject)
 
     public var type: ValueType {
         switch self {

@@ -290,3 +290,9 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
         #expect(r.changes[1].old == .string("c") && r.changes[1].new == nil)
     }
 }
+
+@Suite struct GraphLayoutTests {
+    @Test func stateNodeFitsSixtyFourBytes() {
+        #expect(MemoryLayout<Graph.StateNode>.stride <= 64)
+    }
+}
