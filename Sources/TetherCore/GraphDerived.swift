@@ -378,27 +378,7 @@ extension Graph {
         guard derived[d].generation == id.generation, !derived[d].flags.contains(.disposed) else {
             throw TetherError(.stale, "the computed was freed while it was being computed")
         }
-        let generation = generations.take()
-        let path = (path?.isRoot ?? true) ? nil : path
-        let record = ObserverRecord(
-            generation: generation, target: NodeRef.derived(d), prev: derived[d].lastObserver, next: noIndex,
-            nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
-            pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
-            pendingRound: 0, running: 0, removed: false)
-        let index = try insertObserver(record)
-        nextSequence &+= 1
-        if derived[d].lastObserver != noIndex {
-            observers[Int(derived[d].lastObserver)].next = index
-        } else {
-            derived[d].firstObserver = index
-        }
-        derived[d].lastObserver = index
-        liveObservers += 1
-        if options.contains(.initial) {
-            enqueue(Int(index), old: observedPart(ofComputed: d, path), round: 0)
-            observers[Int(index)].pendingInitial = true
-        }
-        return ObserverID(index: index, generation: generation)
+        return try attachObserver(to: NodeRef.derived(d), path: path, options: options, sink: sink)
     }
 }
 

@@ -3,24 +3,37 @@ extension Graph {
     public func observe(_ id: StateID, path: JSONPointer?, options: ObserverOptions,
                         sink: ObserverSink) throws(TetherError) -> ObserverID {
         let s = try resolve(id)
+        return try attachObserver(to: NodeRef.state(s), path: path, options: options, sink: sink)
+    }
+
+    /// Registers an observer on a state or a computed (`target`), at the end
+    /// of that node's observer list, and queues its INITIAL call.
+    func attachObserver(to target: UInt32, path: JSONPointer?, options: ObserverOptions,
+                        sink: ObserverSink) throws(TetherError) -> ObserverID {
+        let isDerived = NodeRef.isDerived(target)
+        let n = NodeRef.index(target)
+        let last = isDerived ? derived[n].lastObserver : states[n].lastObserver
         let generation = generations.take()
         let path = (path?.isRoot ?? true) ? nil : path
         let record = ObserverRecord(
-            generation: generation, target: NodeRef.state(s), prev: states[s].lastObserver, next: noIndex,
+            generation: generation, target: target, prev: last, next: noIndex,
             nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
             pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
             pendingRound: 0, running: 0, removed: false)
         let index = try insertObserver(record)
         nextSequence &+= 1
-        if states[s].lastObserver != noIndex {
-            observers[Int(states[s].lastObserver)].next = index
+        if last != noIndex {
+            observers[Int(last)].next = index
+        } else if isDerived {
+            derived[n].firstObserver = index
         } else {
-            states[s].firstObserver = index
+            states[n].firstObserver = index
         }
-        states[s].lastObserver = index
+        if isDerived { derived[n].lastObserver = index } else { states[n].lastObserver = index }
         liveObservers += 1
         if options.contains(.initial) {
-            let current = states[s].value.valueIfPresent(at: path ?? .root)
+            let current = isDerived ? observedPart(ofComputed: n, path)
+                                    : states[n].value.valueIfPresent(at: path ?? .root)
             enqueue(Int(index), old: current, round: 0)
             observers[Int(index)].pendingInitial = true
         }
