@@ -37,8 +37,6 @@ enum DeliveryContext {
         }
     }
 
-    static var isInAnyCallback: Bool { tether_internal_get_depth() > 0 }
-
     /// False when nesting is too deep (a chain of 16 runtimes' callbacks).
     static func push(_ runtime: UInt64, round: UInt32) -> Bool {
         let tls = tether_internal_tls()!

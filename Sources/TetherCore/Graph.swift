@@ -164,8 +164,6 @@ public final class Graph {
         return i
     }
 
-    public func contains(_ id: StateID) -> Bool { (try? resolve(id)) != nil }
-
     /// Frees a state and its observers. Returns the sinks whose release the
     /// caller must run outside its lock (sinks still running are released by
     /// `finish` instead).
@@ -210,18 +208,7 @@ public final class Graph {
         return try states[i].value.value(at: path)
     }
 
-    /// Calls `body` with the value in place, avoiding a copy for readers that
-    /// only look (typed getters, JSON output).
-    public func withValue<R, E: Error>(_ id: StateID, _ body: (borrowing Value) throws(E) -> R) throws(TetherError) -> Result<R, E> {
-        let i = try resolve(id)
-        do { return .success(try body(states[i].value)) } catch { return .failure(error) }
-    }
-
     public func stateRevision(_ id: StateID) throws(TetherError) -> UInt64 {
         states[try resolve(id)].revision
-    }
-
-    public func isTypeLocked(_ id: StateID) throws(TetherError) -> Bool {
-        states[try resolve(id)].typeLocked
     }
 }
