@@ -79,7 +79,8 @@ typedef enum tether_error {
   TETHER_ETHREAD = -11,   /* called on the wrong thread (see run modes)    */
   TETHER_EUV = -12,       /* libuv reported an error (message has it)      */
   TETHER_EREADONLY = -13, /* the target refuses writes                     */
-  TETHER_ECYCLE = -14     /* a computed depends on itself                  */
+  TETHER_ECYCLE = -14,    /* a computed depends on itself                  */
+  TETHER_EREJECTED = -15  /* a validator (or transform) rejected the value */
 } tether_error_t;
 
 /* A short static description of an error code ("stale handle"), or
@@ -102,6 +103,21 @@ typedef struct tether_observer { uint64_t id; } tether_observer_t;
 typedef struct tether_computed { uint64_t id; } tether_computed_t;
 typedef struct tether_effect { uint64_t id; } tether_effect_t;
 typedef struct tether_tracking { uint64_t id; } tether_tracking_t;
+typedef struct tether_binding { uint64_t id; } tether_binding_t;
+typedef struct tether_transaction { uint64_t id; } tether_transaction_t;
+typedef struct tether_scope { uint64_t id; } tether_scope_t;
+
+/* SwiftUI's Transaction: what travels with a write to every callback the
+ * write causes (observers, effects, trackings, custom binding setters,
+ * validators). Handed to callbacks as a borrowed `const` pointer, valid only
+ * during the callback; NULL when the write was made outside any
+ * transaction. */
+typedef struct tether_transaction_info {
+  const char *tag;  /* a label such as "undo" or "sync"; NULL for none */
+  uint64_t origin;  /* who wrote: any number the program picks (0 = unset),
+                       e.g. to skip echoes of its own writes */
+  void *user_data;  /* passed through untouched, never freed by tether */
+} tether_transaction_info_t;
 
 /* Releases user data when a registration ends; see the conventions above. */
 typedef void (*tether_destroy_fn)(void *user_data);
@@ -403,7 +419,12 @@ int tether_state_get(tether_state_t s, tether_value_t **out);
  * observer, not here). Errors common to all setters: TETHER_ESTALE;
  * TETHER_EINVAL (v NULL); TETHER_ETYPE when the state is type-locked and the
  * new value has another type; TETHER_ELOOP when called from a callback
- * max_rounds deep. Nothing is changed on error. */
+ * max_rounds deep; TETHER_EREADONLY, TETHER_ERANGE, TETHER_EREJECTED when
+ * the state's descriptor refuses the value (tether_state_describe);
+ * TETHER_EBUSY from a compute callback or validator. Nothing is changed on
+ * error. Inside an open transaction (tether_transaction_begin) the write is
+ * staged instead and applied by the outermost commit; a refused write then
+ * also dooms the transaction. */
 int tether_state_set(tether_state_t s, const tether_value_t *v);
 
 /* Typed readers: TETHER_ETYPE when the state holds another type
@@ -471,6 +492,12 @@ typedef struct tether_change {
   uint64_t revision;                /* runtime revision of the last write */
   unsigned flags;                   /* TETHER_CHANGE_* */
   tether_computed_t computed;       /* the computed observed ({0} for a state) */
+  /* The transaction of the (last) write this call reports, or NULL for a
+   * write made outside transactions. A write made by a callback outside a
+   * transaction of its own carries the transaction that caused that
+   * callback, so a chain of reactions keeps its tag and origin. */
+  const tether_transaction_info_t *transaction;
+  tether_binding_t binding;         /* the binding observed ({0} otherwise) */
 } tether_change_t;
 
 /* tether_change_t.flags: the call was requested by TETHER_OBSERVE_INITIAL;
@@ -684,6 +711,336 @@ int tether_track(tether_runtime_t rt, unsigned flags, tether_track_apply_fn appl
 /* Cancels a tracking before it fires; destroy runs once. Errors:
  * TETHER_ESTALE (fired already, cancelled already, or never a tracking). */
 int tether_tracking_cancel(tether_tracking_t t);
+
+/* ------------------------------------------------------------------------ */
+/* Transactions                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Opens a transaction on the calling thread (SwiftUI's withTransaction, and a
+ * database transaction): until it is committed or aborted, every state write
+ * this thread makes in rt — through tether_state_set*, bindings, or a custom
+ * binding's set — is staged, not applied. This thread reads its own staged
+ * values (tether_state_get*, tether_binding_get*); every other thread, and
+ * every computed, sees the committed values only.
+ *
+ * Transactions nest: an inner one is a savepoint. Committing it keeps its
+ * writes in the outer one; aborting it drops only its own writes. Only the
+ * outermost commit applies anything, and it carries the outermost
+ * transaction's info.
+ *
+ * info may be NULL; its tag is copied, user_data is passed through.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (out NULL, tag not UTF-8),
+ * TETHER_EBUSY (called from a compute callback or a validator),
+ * TETHER_ENOMEM. */
+int tether_transaction_begin(tether_runtime_t rt, const tether_transaction_info_t *info,
+                             tether_transaction_t *out);
+
+/* Commits the innermost open transaction (which must be txn, on the thread
+ * that began it). For the outermost one: checks every staged state (type
+ * lock, read-only, range, validator — each validator once, with the state's
+ * final staged value), then applies all of them at once under one new
+ * runtime revision, stored in *revision when revision is not NULL (the
+ * current revision when nothing changed). Each observer is called once for
+ * the commit (SYNC ones before this returns), with the final value.
+ * If any check fails, nothing is applied, no callback runs, the transaction
+ * is closed all the same, and the error names the state and the reason.
+ * Writes staged on top of values that other threads changed meanwhile are
+ * replayed onto the current values (a write at a path keeps the other
+ * thread's writes to sibling paths).
+ * Errors: TETHER_ESTALE (txn not open: committed, aborted, or its runtime
+ * freed); TETHER_ETHREAD (another thread began it); TETHER_EINVAL (txn is not
+ * the innermost open transaction of this thread: commit or abort that first);
+ * TETHER_EREADONLY, TETHER_ERANGE, TETHER_EREJECTED, TETHER_ETYPE (a check
+ * failed: see above); the error of the first write that failed while the
+ * transaction was open (a refused write dooms its transaction); TETHER_ESTALE
+ * also when a staged state was freed before the commit. */
+int tether_transaction_commit(tether_transaction_t txn, uint64_t *revision);
+
+/* Drops the innermost open transaction (which must be txn) and everything
+ * staged in it: nothing is applied, nothing is called, values are as before.
+ * Errors: as tether_transaction_commit, minus the check failures. */
+int tether_transaction_abort(tether_transaction_t txn);
+
+/* The transaction info that applies on this thread now, copied into *out:
+ * inside a callback, the info of the transaction that caused it; outside
+ * callbacks, the info of this thread's innermost open transaction in rt.
+ * The tag pointer is borrowed (valid during the callback, or until the
+ * transaction ends). Errors: TETHER_ESTALE (rt), TETHER_EINVAL (out NULL),
+ * TETHER_ENOTFOUND (no transaction applies). */
+int tether_transaction_current(tether_runtime_t rt, tether_transaction_info_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Validation                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A validator: called with the value a write would give the state (the whole
+ * value, also for a write at a path) and the transaction info (NULL outside
+ * transactions). Return true to accept. To reject, return false, optionally
+ * after writing a reason (NUL-terminated, truncated to reason_size) into
+ * reason; the failing write or commit reports it. Runs on the writing thread
+ * before anything is applied, never concurrently with other callbacks. It may
+ * read states (it sees committed values); a write from it fails with
+ * TETHER_EBUSY. */
+typedef bool (*tether_validate_fn)(tether_state_t state, const tether_value_t *proposed,
+                                   const tether_transaction_info_t *transaction, char *reason,
+                                   size_t reason_size, void *user_data);
+
+/* Descriptor flags. */
+#define TETHER_DESCRIBE_READ_ONLY 1u /* every write fails: TETHER_EREADONLY */
+#define TETHER_DESCRIBE_RANGE 2u     /* the value must be a number in [min, max] */
+
+/* What a state accepts (ROS 2 parameter descriptors are the model). Fill
+ * with tether_state_descriptor_init() first. */
+typedef struct tether_state_descriptor {
+  unsigned flags;               /* TETHER_DESCRIBE_* */
+  double min, max;              /* TETHER_DESCRIBE_RANGE: inclusive bounds; an int
+                                   value is compared as a double */
+  tether_validate_fn validate;  /* NULL for none */
+  void *user_data;              /* passed to validate */
+  tether_destroy_fn destroy;    /* called once with user_data when the
+                                   descriptor is replaced, removed or its state
+                                   freed; may be NULL */
+  unsigned reserved[4];         /* zero */
+} tether_state_descriptor_t;
+
+/* Fills *d with "accept everything". NULL is ignored. */
+void tether_state_descriptor_init(tether_state_descriptor_t *d);
+
+/* Sets (d not NULL) or removes (d NULL) the descriptor of s, replacing any
+ * earlier one (whose destroy runs, on this thread, before this returns).
+ * The current value is not checked. From then on every write to s — plain,
+ * at a path, through a binding, in a transaction — is checked: read-only
+ * first (TETHER_EREADONLY), then the range (TETHER_ERANGE; a value that is
+ * not a number is TETHER_ETYPE), then the validator (TETHER_EREJECTED, the
+ * message gives the state and the validator's reason). A refused write
+ * changes nothing and calls no observer.
+ * Errors: TETHER_ESTALE (s), TETHER_EINVAL (unknown flag, non-zero reserved
+ * field, min > max or a NaN bound with TETHER_DESCRIBE_RANGE), TETHER_EBUSY
+ * (from a validator). On error destroy is not called. */
+int tether_state_describe(tether_state_t s, const tether_state_descriptor_t *d);
+
+/* ------------------------------------------------------------------------ */
+/* Bindings                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A binding is SwiftUI's Binding: a two-way reference to a value someone
+ * else owns. Every kind shares one handle type and the functions below:
+ *
+ *   tether_state_binding     $state
+ *   tether_binding_project   $user.firstName (a JSON Pointer; chainable)
+ *   tether_binding_index     $list[3] (an element of an array)
+ *   tether_binding_new_custom   Binding(get:set:)
+ *   tether_binding_new_constant Binding.constant(x)
+ *   tether_binding_bind      GBinding: two states kept in sync
+ *
+ * A binding does not own its source: freeing a binding never frees the state
+ * behind it, and a binding whose source was freed fails with TETHER_ESTALE.
+ * Freeing a state does not free bindings to it (free them, or use a scope).
+ *
+ * Errors common to the get/set functions: TETHER_ESTALE (the binding or its
+ * source was freed); TETHER_ETYPE (a projection step meets a value that is
+ * not an object or array, or an index step one that is not an array; typed
+ * getters: another type); TETHER_ENOTFOUND (a projected member is missing —
+ * reads only: a write creates it, JSON Patch "add"); TETHER_ERANGE (an index
+ * past the end of its array); TETHER_EREADONLY (a constant binding, or a
+ * custom binding without set); and, for writes, every error of
+ * tether_state_set (validators included). */
+
+/* The binding of a whole state ($state). Errors: TETHER_ESTALE (s),
+ * TETHER_EINVAL (out NULL), TETHER_ENOMEM. */
+int tether_state_binding(tether_state_t s, tether_binding_t *out);
+
+/* Narrows b by a JSON Pointer ("/firstName", "/address/city"; "" is b
+ * itself): reads and writes reach only that part. Projections chain:
+ * projecting a projection appends the path. A write through a projection
+ * updates the parent value and wakes observers of that path and of its
+ * ancestors, never of its siblings. The path is checked for syntax now and
+ * against the value at each use (the value may change shape).
+ * Errors: TETHER_ESTALE (b), TETHER_EINVAL (out NULL), TETHER_EPATH
+ * (malformed pointer), TETHER_ENOMEM. */
+int tether_binding_project(tether_binding_t b, const char *pointer, tether_binding_t *out);
+
+/* Narrows b to element `index` of the array it holds. Unlike the pointer
+ * "/3", which also names an object member "3", this requires an array:
+ * TETHER_ETYPE on use when the value is not one, TETHER_ERANGE when index is
+ * past its end (also for writes: an index projection never appends).
+ * Errors: TETHER_ESTALE (b), TETHER_EINVAL (out NULL), TETHER_ENOMEM. */
+int tether_binding_index(tether_binding_t b, size_t index, tether_binding_t *out);
+
+/* A custom binding's get: store the current value in `result` (a
+ * runtime-owned value, null on entry; fill it with tether_value_set_* or
+ * tether_value_assign). Return TETHER_OK or a negative error code, which the
+ * reader gets. It runs as a compute callback: the states it reads are
+ * recorded, its result is cached until one of them changes, and observers of
+ * the binding are woken when the result changes. It must not write. */
+typedef int (*tether_binding_get_fn)(tether_value_t *result, void *user_data);
+
+/* A custom binding's set: called by every write to the binding, on the
+ * writing thread, before the write returns, with the value written and the
+ * write's transaction (NULL outside transactions). It may write states and
+ * call anything else (hooks, requests); return TETHER_OK, or a negative code
+ * that the write returns.
+ *
+ * Order: set runs before any observer of what it writes. Its writes apply at
+ * once (set can read them back) and their observers are called after set
+ * returns — SYNC observers before the binding write returns, loop observers
+ * on the loop thread — so everything set does after writing the source
+ * (an analytics hook, then a network request) happens in the order set does
+ * it, and before any change callback. Inside an open transaction, set still
+ * runs at once, and its writes are staged with the transaction. */
+typedef int (*tether_binding_set_fn)(const tether_value_t *value,
+                                     const tether_transaction_info_t *transaction,
+                                     void *user_data);
+
+/* Binding(get:set:). get is required; set may be NULL for a binding that
+ * refuses writes (TETHER_EREADONLY). destroy (may be NULL) runs once with
+ * user_data when the binding is freed. On error destroy is not called.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (get or out NULL),
+ * TETHER_ENOMEM. */
+int tether_binding_new_custom(tether_runtime_t rt, tether_binding_get_fn get,
+                              tether_binding_set_fn set, void *user_data,
+                              tether_destroy_fn destroy, tether_binding_t *out);
+
+/* Binding.constant(value): reads a copy of value (NULL means null); every
+ * write fails with TETHER_EREADONLY. Observers with TETHER_OBSERVE_INITIAL
+ * get the value once; no other call ever comes.
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (out NULL), TETHER_ENOMEM. */
+int tether_binding_new_constant(tether_runtime_t rt, const tether_value_t *value,
+                                tether_binding_t *out);
+
+/* A transform between the two sides of a tether_binding_bind: fill `to`
+ * (runtime-owned, null on entry) from `from` and return TETHER_OK; return 1
+ * to decline (the other side is left as it is, GBinding's FALSE); or return
+ * a negative error code (also leaves the other side as it is; reported where
+ * a caller waits: tether_binding_bind with TETHER_BIND_SYNC_CREATE, and
+ * tether_binding_set on the binding). Runs as a callback on the thread
+ * delivering the change, never concurrently with other callbacks. */
+typedef int (*tether_transform_fn)(const tether_value_t *from, tether_value_t *to,
+                                   void *user_data);
+
+/* tether_binding_bind flags (GBindingFlags). */
+#define TETHER_BIND_DEFAULT 0u
+/* Changes to the target flow back to the source (through transform_from). */
+#define TETHER_BIND_BIDIRECTIONAL 1u
+/* Set the target from the source now, before tether_binding_bind returns. */
+#define TETHER_BIND_SYNC_CREATE 2u
+/* Both sides are bools and each is the other's negation (instead of the
+ * transforms, which must then be NULL). */
+#define TETHER_BIND_INVERT_BOOLEAN 4u
+
+/* GLib's g_object_bind_property_full for states: keeps the part of target at
+ * target_pointer equal to transform_to(the part of source at
+ * source_pointer) (NULL or "" is the whole value), and with
+ * TETHER_BIND_BIDIRECTIONAL the source equal to transform_from(target). A
+ * NULL transform copies the value unchanged. Propagation is synchronous: when
+ * a write to one side returns, the other side has been written (through the
+ * ordinary write path, so its validators and observers apply, and the write
+ * carries the transaction of the change that caused it).
+ *
+ * Loops: each binding carries a change across at most once per direction per
+ * original write, and never carries its own write back, so a ring of
+ * bidirectional bindings (A<->B<->C<->A) settles after one pass even when
+ * transforms round.
+ *
+ * The handle is a binding of the target (get, set and observe reach the
+ * target part; a set is carried to the source like any target change).
+ * tether_binding_free unbinds: nothing is carried from then on, destroy runs
+ * once. The binding also ends (destroy runs) when either state is freed; the
+ * handle then fails with TETHER_ESTALE.
+ * Errors: TETHER_ESTALE (a state), TETHER_EINVAL (out NULL, unknown flag,
+ * source and target the same part of the same state, transforms given with
+ * TETHER_BIND_INVERT_BOOLEAN, the states in different runtimes), TETHER_EPATH,
+ * and with TETHER_BIND_SYNC_CREATE: the errors of reading the source, of the
+ * transform (TETHER_EREJECTED when it declines, TETHER_ETYPE for a non-bool
+ * with TETHER_BIND_INVERT_BOOLEAN) and of writing the target. On error
+ * nothing is bound and destroy is not called. */
+int tether_binding_bind(tether_state_t source, const char *source_pointer, tether_state_t target,
+                        const char *target_pointer, unsigned flags,
+                        tether_transform_fn transform_to, tether_transform_fn transform_from,
+                        void *user_data, tether_destroy_fn destroy, tether_binding_t *out);
+
+/* Frees a binding (unbinds a tether_binding_bind). Observers registered on
+ * it end too (destroy functions run once). Projections made from it keep
+ * working when it was a state binding or projection (they name the state
+ * directly); projections of a custom or constant binding fail with
+ * TETHER_ESTALE from then on. Errors: TETHER_ESTALE. */
+int tether_binding_free(tether_binding_t b);
+
+/* Reads the binding's value as a new owned value. */
+int tether_binding_get(tether_binding_t b, tether_value_t **out);
+/* Typed readers; as tether_state_get_*. */
+int tether_binding_get_bool(tether_binding_t b, bool *out);
+/* Reads an int; see the typed reader notes above. */
+int tether_binding_get_int(tether_binding_t b, int64_t *out);
+/* Reads a double (or an int); see the typed reader notes above. */
+int tether_binding_get_double(tether_binding_t b, double *out);
+/* Copies a string into buf, snprintf-style. */
+int tether_binding_get_string(tether_binding_t b, char *buf, size_t size, size_t *len);
+/* Writes the value as JSON into buf, snprintf-style (flags 0 or
+ * TETHER_JSON_PRETTY). */
+int tether_binding_get_json(tether_binding_t b, unsigned flags, char *buf, size_t size,
+                            size_t *len);
+
+/* Writes through the binding (a copy of v): to the state part it names, or
+ * through the custom set, or refused (constant). Same rules as
+ * tether_state_set: equal writes wake no one, SYNC observers have run when it
+ * returns, inside a transaction the write is staged. */
+int tether_binding_set(tether_binding_t b, const tether_value_t *v);
+/* Typed writers; see tether_binding_set. */
+int tether_binding_set_bool(tether_binding_t b, bool v);
+/* Writes an int; see tether_binding_set. */
+int tether_binding_set_int(tether_binding_t b, int64_t v);
+/* Writes a double; see tether_binding_set. */
+int tether_binding_set_double(tether_binding_t b, double v);
+/* Writes a string (len bytes, or -1); also TETHER_EINVAL for invalid UTF-8. */
+int tether_binding_set_string(tether_binding_t b, const char *str, ptrdiff_t len);
+/* Writes a value parsed from JSON (len or -1); also TETHER_EJSON. */
+int tether_binding_set_json(tether_binding_t b, const char *json, ptrdiff_t len);
+
+/* Observes a binding exactly as tether_observe observes a state: same flags,
+ * same order, same tether_change_t, with change->binding set. pointer (NULL
+ * or "") is relative to the binding. For bindings onto a state,
+ * change->state is that state and change->path the full pointer inside it;
+ * for custom bindings change->state is {0}. The observer outlives neither
+ * the binding nor its source: freeing either ends it (destroy runs once).
+ * Errors: as tether_observe. */
+int tether_binding_observe(tether_binding_t b, const char *pointer, unsigned flags,
+                           tether_observer_fn fn, void *user_data, tether_destroy_fn destroy,
+                           tether_observer_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Scopes                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A scope owns what is created in it (SwiftUI ties @State to the view that
+ * installs it). While a scope is entered on a thread, every state, binding,
+ * observer, computed, effect and tracking that thread creates in the scope's
+ * runtime belongs to the scope; tether_scope_free frees them all, newest
+ * first, calling each destroy function exactly once, and their handles go
+ * stale. Anything freed earlier by hand is skipped.
+ *
+ * Scopes nest: a scope created while another is entered on the same thread
+ * belongs to it and is freed with it (before the parent's own objects). */
+
+/* Creates a scope (inside the thread's current scope of rt, if any).
+ * Errors: TETHER_ESTALE (rt), TETHER_EINVAL (out NULL), TETHER_ENOMEM. */
+int tether_scope_new(tether_runtime_t rt, tether_scope_t *out);
+
+/* Makes scope the current scope of the calling thread (for its runtime)
+ * until the matching tether_scope_leave. Enters nest, innermost wins.
+ * Errors: TETHER_ESTALE, TETHER_ENOMEM (more than 16 nested enters). */
+int tether_scope_enter(tether_scope_t scope);
+
+/* Leaves scope, which must be the innermost scope this thread entered.
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (not the innermost entered scope). */
+int tether_scope_leave(tether_scope_t scope);
+
+/* Frees the scope and everything in it (see above). Safe from inside any
+ * callback, including one of an object in the scope (that object's destroy
+ * then runs when its call returns). A scope still entered on some thread is
+ * left there (its enters become no-ops: objects created later belong to no
+ * scope). Errors: TETHER_ESTALE (already freed). */
+int tether_scope_free(tether_scope_t scope);
 
 #ifdef __cplusplus
 }
