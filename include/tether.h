@@ -800,6 +800,9 @@ typedef struct tether_state_descriptor {
   tether_destroy_fn destroy;    /* called once with user_data when the
                                    descriptor is replaced, removed or its state
                                    freed; may be NULL */
+  const char *name;             /* NULL, or a name for error messages
+                                   ("state 'volume' must stay in [0, 100]");
+                                   copied */
   unsigned reserved[4];         /* zero */
 } tether_state_descriptor_t;
 
@@ -1031,8 +1034,10 @@ int tether_scope_new(tether_runtime_t rt, tether_scope_t *out);
  * Errors: TETHER_ESTALE, TETHER_ENOMEM (more than 16 nested enters). */
 int tether_scope_enter(tether_scope_t scope);
 
-/* Leaves scope, which must be the innermost scope this thread entered.
- * Errors: TETHER_ESTALE, TETHER_EINVAL (not the innermost entered scope). */
+/* Leaves scope, which must be the innermost scope this thread entered (it
+ * may have been freed meanwhile: leaving it still pairs the enter).
+ * Errors: TETHER_ESTALE (never entered and freed, or runtime freed),
+ * TETHER_EINVAL (not entered on this thread, or not the innermost). */
 int tether_scope_leave(tether_scope_t scope);
 
 /* Frees the scope and everything in it (see above). Safe from inside any

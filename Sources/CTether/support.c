@@ -11,6 +11,7 @@ __thread unsigned tether_internal_depth __attribute__((tls_model("initial-exec")
 __thread tether_internal_tls_t tether_internal_context __attribute__((tls_model("initial-exec")));
 
 __thread unsigned tether_internal_errors __attribute__((tls_model("initial-exec")));
+__thread unsigned tether_internal_contexts __attribute__((tls_model("initial-exec")));
 
 void tether_internal_set_message(const char *msg, size_t len) {
   tether_internal_errors++;
@@ -42,6 +43,7 @@ const char *tether_strerror(int code) {
   case TETHER_EUV: return "libuv error";
   case TETHER_EREADONLY: return "read-only";
   case TETHER_ECYCLE: return "dependency cycle";
+  case TETHER_EREJECTED: return "rejected by a validator";
   default: return "unknown error";
   }
 }

@@ -11,24 +11,33 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
     guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
     defer { runtime.lock.unlock() }
     let body = DerivedBody(
-        compute: { result in
-            let failuresBefore = tether_internal_error_count()
-            let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), userData) }
-            if code == 0 { return nil }
-            let known = ErrorCode(rawValue: code) ?? .invalidArgument
-            // Quote the message only if a call inside the callback failed:
-            // an older one would describe something else.
-            let why = tether_internal_error_count() != failuresBefore
-                ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
-            return TetherError(known, "its compute callback returned \(code): \(why)")
-        },
+        compute: computeCallback(fn, userData, what: "its compute callback"),
         release: { destroy?(userData) })
     do {
         let id = try runtime.graph.createDerived(.computed, body: body)
         out.pointee = tether_computed_t(id: HandleCodec.derived(runtime.slotIndex, .computed, id))
+        runtime.adopt(out.pointee.id)
         return 0
     } catch {
         return fail(TetherError(error.code, "tether_computed_new: \(error.message)"))
+    }
+}
+
+/// Wraps a C compute (or custom binding get) callback for the graph: a
+/// non-zero return becomes the error cached for readers, with the message of
+/// the failing call inside the callback when there was one.
+func computeCallback(_ fn: @escaping tether_compute_fn, _ userData: UnsafeMutableRawPointer?,
+                     what: String) -> (inout Value) -> TetherError? {
+    return { result in
+        let failuresBefore = tether_internal_error_count()
+        let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), userData) }
+        if code == 0 { return nil }
+        let known = ErrorCode(rawValue: code) ?? .invalidArgument
+        // Quote the message only if a call inside the callback failed:
+        // an older one would describe something else.
+        let why = tether_internal_error_count() != failuresBefore
+            ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
+        return TetherError(known, "\(what) returned \(code): \(why)")
     }
 }
 
@@ -125,6 +134,7 @@ public func tether_computed_observe(_ c: tether_computed_t, _ path: UnsafePointe
         let id = try runtime.graph.observe(HandleCodec.derivedID(c.id), path: observed,
                                            options: ObserverOptions(rawValue: flags), sink: sink)
         out.pointee = tether_observer_t(id: HandleCodec.observer(runtime.slotIndex, id))
+        runtime.adopt(out.pointee.id)
     } catch {
         runtime.leaveEvaluation(ownsDelivery: owns)
         return fail(TetherError(error.code, "tether_computed_observe(computed \(hex(c.id))): \(error.message)"))

@@ -34,12 +34,8 @@ public func tether_effect_new(_ rt: tether_runtime_t, _ flags: UInt32, _ fn: tet
     }
     handle.pointee = HandleCodec.derived(slot, .effect, id)
     out.pointee = tether_effect_t(id: handle.pointee)
-    runtime.wakeLoopIfNeeded()
-    if runtime.graph.hasSyncWork && runtime.graph.batchDepth == 0 && !DeliveryContext.isDelivering(runtime.id) {
-        runtime.deliverSyncLocked()  // a SYNC effect's first run, before we return
-    } else {
-        runtime.lock.unlock()
-    }
+    runtime.adopt(out.pointee.id)
+    runtime.deliverAfterChange()  // a SYNC effect's first run, before we return
     return 0
 }
 
@@ -73,6 +69,7 @@ public func tether_track(_ rt: tether_runtime_t, _ flags: UInt32, _ apply: tethe
         let id = try runtime.graph.createDerived(.tracking, body: body, sync: flags & UInt32(TETHER_EFFECT_SYNC) != 0)
         handle.pointee = HandleCodec.derived(slot, .tracking, id)
         out.pointee = tether_tracking_t(id: handle.pointee)
+        runtime.adopt(out.pointee.id)
         try runtime.graph.runApply(id) { apply(userData) }
     } catch {
         runtime.leaveEvaluation(ownsDelivery: owns)

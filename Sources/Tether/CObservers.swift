@@ -16,8 +16,11 @@ private func lend<R>(_ value: Value?, _ body: (OpaquePointer?) -> R) -> R {
 
 /// Builds the Swift sink that calls a C observer, and the release that calls
 /// its destroy function and frees the path string.
+/// `binding`: the binding observed (0 for none); `showState`: false when
+/// the observed state is a constant binding's private one.
 func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
-                      destroy: tether_destroy_fn?, path: JSONPointer?) -> ObserverSink {
+              destroy: tether_destroy_fn?, path: JSONPointer?, binding: UInt64 = 0,
+              showState: Bool = true) -> ObserverSink {
     let pathC = path.map { strdup($0.description)! } ?? rootPathCString
     return ObserverSink(
         call: { change in
@@ -25,7 +28,7 @@ func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutab
                 lend(change.newValue) { new in
                     var c = tether_change_t()
                     c.observer = tether_observer_t(id: HandleCodec.observer(slot, change.observer))
-                    if let state = change.state {
+                    if showState, let state = change.state {
                         c.state = tether_state_t(id: HandleCodec.state(slot, state))
                     }
                     if let computed = change.computed {
@@ -36,6 +39,8 @@ func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutab
                     c.new_value = new
                     c.revision = change.revision
                     c.flags = change.isInitial ? UInt32(TETHER_CHANGE_INITIAL) : 0
+                    c.transaction = TransactionMeta.info(of: change.cause)
+                    c.binding = tether_binding_t(id: binding)
                     fn(&c, userData)
                 }
             }
@@ -73,12 +78,8 @@ public func tether_observe(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _
         return fail(TetherError(error.code, "tether_observe(state \(hex(s.id))): \(error.message)"))
         // The sink is dropped unreleased: on error the caller keeps user_data.
     }
-    runtime.wakeLoopIfNeeded()
-    if runtime.graph.hasSyncWork && runtime.graph.batchDepth == 0 && !DeliveryContext.isDelivering(runtime.id) {
-        runtime.deliverSyncLocked()
-    } else {
-        runtime.lock.unlock()
-    }
+    runtime.adopt(out.pointee.id)
+    runtime.deliverAfterChange()
     return 0
 }
 

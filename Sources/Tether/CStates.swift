@@ -28,7 +28,11 @@ private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer
     do {
         // Inside a compute callback or effect of this runtime the read is a dependency.
         let tracked = runtime.graph.isEvaluating && DeliveryContext.isDelivering(runtime.id)
-        if let jsonPath {
+        if tether_internal_get_contexts() != 0 {
+            // This thread may have staged a value in a transaction.
+            let whole = try runtime.visibleValue(stateID(s.id), tracked: tracked)
+            value = try jsonPath.map { (p) throws(TetherError) in try whole.value(at: p) } ?? whole
+        } else if let jsonPath {
             value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
         } else {
             // Whole-value reads (every typed getter) skip the path walk.
@@ -43,31 +47,11 @@ private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer
     return 0
 }
 
-/// Applies a write under the runtime's lock, wakes the loop when loop
-/// observers became pending, and runs SYNC observers before returning
-/// (unless this thread is inside one of the runtime's callbacks: then the
-/// delivery loop running that callback will, after it returns).
+/// Applies (or stages) a write through the runtime's one write path.
 @inline(__always)
-private func writeState(_ s: tether_state_t, _ fn: String,
-                        _ body: (Graph, StateID, UInt32) throws(TetherError) -> Void) -> Int32 {
+private func writeState(_ s: tether_state_t, _ fn: String, _ op: WriteOp) -> Int32 {
     guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
-    if runtime.graph.isEvaluatingComputed && DeliveryContext.isDelivering(runtime.id) {
-        runtime.lock.unlock()
-        return fail(.busy, "\(fn)(state \(hex(s.id))): a compute callback must not write states (computeds are derived values without side effects; use an effect)")
-    }
-    do {
-        try body(runtime.graph, stateID(s.id), runtime.currentRound)
-    } catch {
-        if error.code == .feedbackLoop { runtime.feedbackCuts &+= 1 }
-        runtime.lock.unlock()
-        return stateError(fn, s, error)
-    }
-    runtime.wakeLoopIfNeeded()
-    if runtime.graph.hasSyncWork && runtime.graph.batchDepth == 0 && !DeliveryContext.isDelivering(runtime.id) {
-        runtime.deliverSyncLocked()
-    } else {
-        runtime.lock.unlock()
-    }
+    if case let .failed(error) = runtime.write(stateID(s.id), op) { return stateError(fn, s, error) }
     return 0
 }
 
@@ -75,7 +59,7 @@ private func writeState(_ s: tether_state_t, _ fn: String,
 private func setValue(_ s: tether_state_t, _ fn: String, _ make: () throws(TetherError) -> Value) -> Int32 {
     let value: Value
     do { value = try make() } catch { return stateError(fn, s, error) }
-    return writeState(s, fn) { (g, id, round) throws(TetherError) in try g.write(id, value, round: round) }
+    return writeState(s, fn, .put(value, at: .root))
 }
 
 // MARK: Creating and freeing
@@ -129,6 +113,7 @@ private func newState(_ rt: tether_runtime_t, _ flags: UInt32, _ out: UnsafeMuta
     do {
         let id = try runtime.graph.createState(value, typeLocked: flags & UInt32(TETHER_STATE_LOCK_TYPE) != 0)
         out.pointee = tether_state_t(id: HandleCodec.state(runtime.slotIndex, id))
+        runtime.adopt(out.pointee.id)
         return 0
     } catch {
         return fail(TetherError(error.code, "\(fn): \(error.message)"))
@@ -241,7 +226,7 @@ public func tether_state_set_bool(_ s: tether_state_t, _ v: Bool) -> Int32 {
 
 @_cdecl("tether_state_set_int")
 public func tether_state_set_int(_ s: tether_state_t, _ v: Int64) -> Int32 {
-    writeState(s, "tether_state_set_int") { (g, id, round) throws(TetherError) in try g.write(id, .int(v), round: round) }
+    writeState(s, "tether_state_set_int", .put(.int(v), at: .root))
 }
 
 @_cdecl("tether_state_set_double")
@@ -286,14 +271,12 @@ private func setPath(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ fn: S
     } catch {
         return stateError(fn, s, error)
     }
-    return writeState(s, fn) { (g, id, round) throws(TetherError) in try g.write(id, value, at: where_, round: round) }
+    return writeState(s, fn, .put(value, at: where_))
 }
 
 @_cdecl("tether_state_remove_path")
 public func tether_state_remove_path(_ s: tether_state_t, _ path: UnsafePointer<CChar>?) -> Int32 {
     let where_: JSONPointer
     do { where_ = try pointer(path) } catch { return stateError("tether_state_remove_path", s, error) }
-    return writeState(s, "tether_state_remove_path") { (g, id, round) throws(TetherError) in
-        try g.remove(id, at: where_, round: round)
-    }
+    return writeState(s, "tether_state_remove_path", .remove(at: where_))
 }

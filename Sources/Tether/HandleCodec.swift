@@ -11,6 +11,7 @@ import TetherCore
 /// always stale.
 enum HandleKind: UInt64 {
     case runtime = 0, state = 1, observer = 2, computed = 3, effect = 4, tracking = 5
+    case binding = 6, transaction = 7, scope = 8
 }
 
 struct DecodedHandle {

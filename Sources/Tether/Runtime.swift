@@ -51,6 +51,12 @@ final class Runtime {
     var loopThreadFinishes = false    // THREAD mode freed from its own loop thread
     var loopClosed = false
 
+    // Objects of the C face that are not graph nodes (all under `lock`).
+    /// Open transactions and entered scopes, per thread (ThreadContexts.swift).
+    var contexts: [UInt: ThreadContext] = [:]
+    var bindings = HandleTable<BindingRecord>()
+    var scopes = HandleTable<ScopeRecord>()
+
     init(slot: RuntimeSlot, slotIndex: Int, generation: UInt32, mode: Mode, graph: Graph,
          loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool) {
         self.slot = slot

@@ -68,10 +68,10 @@ extension Runtime {
         graph.stackIsLow = { tether_internal_stack_is_low() != 0 }
         // unowned(unsafe): the graph lives exactly as long as its runtime, and
         // a checked unowned reference cost a refcount round trip per callback.
-        graph.gate = { [unowned(unsafe) self] round, body in
+        graph.gate = { [unowned(unsafe) self] round, cause, body in
             if tether_internal_stack_is_low() != 0 { return false }
             self.lock.unlock()
-            let entry = DeliveryContext.enter(self.id, round: round)
+            let entry = DeliveryContext.enter(self.id, round: round, cause)
             var ran = false
             if case .refused = entry {} else {
                 body()
@@ -123,7 +123,7 @@ extension Runtime {
 
     private func run(_ delivery: Delivery) {
         // Writes made inside get the next round; see Graph.maxRounds.
-        let entry = DeliveryContext.enter(id, round: delivery.round &+ 1)
+        let entry = DeliveryContext.enter(id, round: delivery.round &+ 1, delivery.change.cause)
         if case .refused = entry { return }
         delivery.sink.call(delivery.change)
         DeliveryContext.leave(entry)
@@ -149,6 +149,19 @@ extension Runtime {
         if idle { lock.unlock() }
         deliveryLock.unlock()
         if !idle { finishTeardownIfOwed() }
+    }
+
+    /// After a change made outside delivery (a registration with INITIAL, a
+    /// write): wake the loop if it has new work and run owed SYNC calls
+    /// unless a batch holds them or this thread is inside a callback (the
+    /// delivery running it will). Entered with `lock` held; releases it.
+    func deliverAfterChange() {
+        wakeLoopIfNeeded()
+        if graph.hasSyncWork && graph.batchDepth == 0 && !DeliveryContext.isDelivering(id) {
+            deliverSyncLocked()
+        } else {
+            lock.unlock()
+        }
     }
 
     /// On the loop thread: run everything owed, then tell flush waiters.

@@ -170,7 +170,11 @@ extension Runtime {
         deliveryLock.unlock()
         lock.lock()
         let (sinks, bodies) = graph.releaseAll()
+        let bindings = self.bindings.removeAll()
+        contexts = [:]
+        _ = scopes.removeAll()
         lock.unlock()
+        _ = bindings  // their callbacks are released with the graph's nodes and sinks
         for sink in sinks { sink.runRelease() }
         for body in bodies { body.finish() }
     }

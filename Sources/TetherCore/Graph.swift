@@ -14,6 +14,8 @@ public final class Graph {
     struct StateNode {
         var value: Value
         var typeLocked: Bool
+        /// DescriptorFlags; details in `descriptors` (packs into padding).
+        var described: DescriptorFlags = []
         var generation: UInt32       // 0 while the slot is free
         var revision: UInt64
         /// Changes when the value changes, and goes back to an earlier version
@@ -59,6 +61,9 @@ public final class Graph {
         // Calls in flight; a removal during a call defers the release to its end.
         var running: UInt32
         var removed: Bool
+        /// The cause of the latest pending write (see `Cause`).
+        var pendingMeta: AnyObject? = nil
+        var pendingWave: UInt64 = 0
     }
 
     var states = NodeBuffer<StateNode>()
@@ -79,18 +84,25 @@ public final class Graph {
     var evalStack: [(node: Int, savedUntracked: Int)] = []
     /// Reads inside tether_untracked_begin/end are not recorded.
     public internal(set) var untrackedDepth = 0
+    /// Validators running now: a write from one is refused.
+    public internal(set) var validatingDepth = 0
     var propagateStack: [Int] = []
     /// Held-back deliveries: nothing is delivered while a batch is open.
     public var batchDepth = 0
     public internal(set) var liveDerived = 0
     var pendingSinkReleases: [ObserverSink] = []
+    /// Descriptors of described states, by state index.
+    var descriptors: [UInt32: StateDescriptor] = [:]
+    /// What the writes being made now were caused by; the owner sets it
+    /// before writing and it is copied into every call those writes queue.
+    public var cause = Cause()
     var pendingBodyReleases: [DerivedBody] = []
 
     /// Runs a user callback. The runtime installs a gate that releases its
     /// lock around the call and marks the thread as inside a callback of the
     /// given round; alone (tests) it just calls. A gate may refuse (false):
     /// the thread is out of stack for another nested callback.
-    public var gate: (_ round: UInt32, _ body: () -> Void) -> Bool = { _, body in body(); return true }
+    public var gate: (_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool = { _, _, body in body(); return true }
     /// Whether the calling thread is nearly out of stack. The pull phase
     /// recurses once per level of a chain; it asks this every 256 levels and
     /// fails the read (TETHER_ERANGE) instead of overflowing.
@@ -131,6 +143,11 @@ public final class Graph {
     /// Where generations continue, so a later graph in the same runtime slot
     /// never reissues a handle of this one.
     public var nextGeneration: UInt32 { generations.next }
+
+    /// A generation for an object the owner keeps outside the graph
+    /// (bindings, transactions, scopes), from the same sequence, so no two
+    /// handles of one runtime slot ever share one.
+    public func takeGeneration() -> UInt32 { generations.take() }
 
     // MARK: States
 
@@ -177,6 +194,7 @@ public final class Graph {
             o = next
         }
         unlinkSubscribers(of: NodeRef.state(i))
+        if let validator = removeDescriptor(i) { released.append(validator.releaser) }
         states[i].generation = 0
         states[i].value = .null
         if states[i].base != noIndex {
@@ -210,5 +228,22 @@ public final class Graph {
 
     public func stateRevision(_ id: StateID) throws(TetherError) -> UInt64 {
         states[try resolve(id)].revision
+    }
+}
+
+extension Graph {
+    /// Whether an id still names a live node (for owners that keep lists of
+    /// handles, such as scopes, to drop dead entries).
+    public func isLive(_ id: StateID) -> Bool {
+        let i = Int(id.index)
+        return i < states.count && id.generation != 0 && states[i].generation == id.generation
+    }
+
+    public func isLive(_ id: ObserverID) -> Bool { resolve(id) != nil }
+
+    public func isLive(_ id: DerivedID) -> Bool {
+        let i = Int(id.index)
+        return i < derived.count && id.generation != 0 && derived[i].generation == id.generation
+            && !derived[i].flags.contains(.disposed)
     }
 }

@@ -59,6 +59,8 @@ extension Graph {
         observers[i].pendingInitial = false
         let old = observers[i].pendingOld
         observers[i].pendingOld = nil
+        let cause = Cause(meta: observers[i].pendingMeta, wave: observers[i].pendingWave)
+        observers[i].pendingMeta = nil
         let target = observers[i].target
         let path = observers[i].path
         let whole: Value?
@@ -89,7 +91,7 @@ extension Graph {
             observer: ObserverID(index: UInt32(i), generation: observers[i].generation),
             state: state, computed: computed,
             path: path, oldValue: initial ? new : old, newValue: new,
-            revision: observers[i].pendingRevision, isInitial: initial)
+            revision: observers[i].pendingRevision, isInitial: initial, cause: cause)
         return Delivery(observerIndex: i, sink: observers[i].sink!, change: change, round: observers[i].pendingRound)
     }
 
@@ -115,6 +117,10 @@ extension Graph {
         for d in derived.indices {
             if let body = derived[d].body { bodies.append(body) }
         }
+        for descriptor in descriptors.values {
+            if let validator = descriptor.validator { sinks.append(validator.releaser) }
+        }
+        descriptors = [:]
         sinks.append(contentsOf: pendingSinkReleases)
         bodies.append(contentsOf: pendingBodyReleases)
         pendingSinkReleases = []

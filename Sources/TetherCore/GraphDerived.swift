@@ -105,6 +105,8 @@ extension Graph {
 
     func enqueueDerived(_ d: Int, round: UInt32) {
         derived[d].pendingRevision = revision
+        derived[d].pendingMeta = cause.meta
+        derived[d].pendingWave = cause.wave != 0 ? cause.wave : revision
         if derived[d].flags.contains(.queued) {
             derived[d].pendingRound = min(derived[d].pendingRound, round)
             return
@@ -175,7 +177,7 @@ extension Graph {
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
-        if !gate(maxRounds, { failure = compute(&result) }) {
+        if !gate(maxRounds, Cause(), { failure = compute(&result) }) {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
@@ -257,7 +259,7 @@ extension Graph {
         derived[d].running += 1
         if body.cleanupOwed {
             body.cleanupOwed = false
-            if let cleanup = body.cleanup { _ = gate(round &+ 1) { cleanup() } }
+            if let cleanup = body.cleanup { _ = gate(round &+ 1, Cause()) { cleanup() } }
             if derived[d].flags.contains(.disposed) {
                 derived[d].running -= 1
                 if derived[d].running == 0 { finishDisposal(d) }
@@ -270,9 +272,10 @@ extension Graph {
         evalStack.append((d, untrackedDepth))
         untrackedDepth = 0
         let rev = derived[d].pendingRevision
+        let why = takeCause(d)
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
-        _ = gate(round &+ 1) { run(rev) }
+        _ = gate(round &+ 1, why) { run(rev) }
         untrackedDepth = evalStack.removeLast().savedUntracked
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
@@ -284,6 +287,13 @@ extension Graph {
         trimDependencies(d)
     }
 
+    /// The cause a queued effect or tracking runs with, handed over once.
+    private func takeCause(_ d: Int) -> Cause {
+        let why = Cause(meta: derived[d].pendingMeta, wave: derived[d].pendingWave)
+        derived[d].pendingMeta = nil
+        return why
+    }
+
     /// A tracking fires once: disarm, call on_change, end.
     private func fire(_ d: Int, round: UInt32) {
         guard let body = derived[d].body else { return }
@@ -291,7 +301,8 @@ extension Graph {
         derived[d].flags.insert(.disposed)  // handle is stale from now on
         derived[d].running += 1
         let rev = derived[d].pendingRevision
-        if let run = body.run { _ = gate(round &+ 1) { run(rev) } }
+        let why = takeCause(d)
+        if let run = body.run { _ = gate(round &+ 1, why) { run(rev) } }
         derived[d].running -= 1
         if derived[d].running == 0 { finishDisposal(d) }
     }
@@ -307,7 +318,7 @@ extension Graph {
         derived[d].running += 1
         evalStack.append((d, untrackedDepth))
         untrackedDepth = 0
-        _ = gate(0) { apply() }
+        _ = gate(0, Cause()) { apply() }
         untrackedDepth = evalStack.removeLast().savedUntracked
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
@@ -352,6 +363,7 @@ extension Graph {
         }
         let body = derived[d].body
         derived[d].body = nil
+        derived[d].pendingMeta = nil
         derived[d].generation = 0
         derived[d].flags = []
         derived[d].value = .null

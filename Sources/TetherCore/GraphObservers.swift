@@ -89,6 +89,7 @@ extension Graph {
         observers[i].removed = true
         observers[i].pending = false     // queued entries of removed observers are skipped
         observers[i].pendingOld = nil
+        observers[i].pendingMeta = nil
         liveObservers -= 1
         if observers[i].running > 0 { return nil }
         return freeObserverSlot(i)
@@ -145,6 +146,8 @@ extension Graph {
     @inline(__always)
     func enqueue(_ i: Int, old: Value?, round: UInt32) {
         observers[i].pendingRevision = revision
+        observers[i].pendingMeta = cause.meta
+        observers[i].pendingWave = cause.wave != 0 ? cause.wave : revision
         if observers[i].pending {
             observers[i].pendingRound = min(observers[i].pendingRound, round)
             return

@@ -7,7 +7,14 @@ extension Graph {
     public func write(_ id: StateID, _ value: Value, round: UInt32 = 0) throws(TetherError) -> Bool {
         let i = try resolve(id)
         try checkRound(round, i)
+        if !states[i].described.isEmpty {
+            if states[i].described.contains(.validator) {
+                return try commitOne(i, .put(value, at: .root), round: round)
+            }
+            try checkWritable(i)
+        }
         let newValue = try admit(value, into: i)
+        if states[i].described.contains(.range) { try checkRange(i, newValue) }
         let old = states[i].value
         if old == newValue {
             scheduleEqual(i, path: .root, round: round)
@@ -27,6 +34,8 @@ extension Graph {
         if path.isRoot { return try write(id, value, round: round) }
         let i = try resolve(id)
         try checkRound(round, i)
+        if states[i].described.contains(.validator) { return try commitOne(i, .put(value, at: path), round: round) }
+        try checkWritable(i)
         try Value.checkNesting(of: value, under: path.tokens.count)
         if let before = states[i].value.valueIfPresent(at: path), before == value {
             // Validate the path all the same so a bad one is reported.
@@ -41,7 +50,7 @@ extension Graph {
     }
 
     /// "/a/-" appends to the array /a: the element it creates is /a/<count>.
-    private func appendTarget(_ path: JSONPointer, in root: Value) -> JSONPointer? {
+    func appendTarget(_ path: JSONPointer, in root: Value) -> JSONPointer? {
         guard path.tokens.last == "-", let parent = path.parent,
               case let .array(a)? = root.valueIfPresent(at: parent) else { return nil }
         return parent.appending(String(a.count))
@@ -54,6 +63,11 @@ extension Graph {
             throw TetherError(.invalidArgument, "cannot remove the root of a state; write null instead")
         }
         try checkRound(round, i)
+        if states[i].described.contains(.validator) {
+            _ = try commitOne(i, .remove(at: path), round: round)
+            return
+        }
+        try checkWritable(i)
         // Removing an array element shifts the ones after it: every path
         // under that array may change, so observers there are compared too.
         var affected = path
@@ -70,7 +84,7 @@ extension Graph {
     /// old values and copy-on-write copies only the edited path.
     private func mutate(_ i: Int, path: JSONPointer, round: UInt32,
                         _ edit: (inout Value) throws(TetherError) -> Void) throws(TetherError) -> Bool {
-        if states[i].firstObserver == noIndex && states[i].firstSub == noIndex {
+        if states[i].firstObserver == noIndex && states[i].firstSub == noIndex && states[i].described.isEmpty {
             try edit(&states[i].value)  // on error the value is unchanged
             revision &+= 1
             states[i].revision = revision
@@ -81,6 +95,7 @@ extension Graph {
         let old = states[i].value
         var updated = old
         try edit(&updated)
+        try checkRange(i, updated)
         revision &+= 1
         states[i].value = updated
         states[i].revision = revision
@@ -92,7 +107,7 @@ extension Graph {
     /// A new version for readers, or the epoch's starting version when the
     /// value went back to what it was then; then wake the readers.
     @inline(__always)
-    private func bumpVersion(_ i: Int, old: Value, round: UInt32) {
+    func bumpVersion(_ i: Int, old: Value, round: UInt32) {
         guard states[i].firstSub != noIndex else {
             states[i].version = nextVersion
             nextVersion &+= 1
@@ -125,7 +140,7 @@ extension Graph {
         propagate(fromState: i, round: round)
     }
 
-    private func checkRound(_ round: UInt32, _ i: Int) throws(TetherError) {
+    func checkRound(_ round: UInt32, _ i: Int) throws(TetherError) {
         guard round < maxRounds else {
             throw TetherError(.feedbackLoop,
                 "write refused: callbacks kept waking each other for \(maxRounds) rounds (state #\(i)); the feedback loop was cut")
@@ -134,7 +149,7 @@ extension Graph {
 
     /// Applies the type lock; an int written to a locked double state is
     /// stored as a double, which is what a C caller writing `3` means.
-    private func admit(_ value: Value, into i: Int) throws(TetherError) -> Value {
+    func admit(_ value: Value, into i: Int) throws(TetherError) -> Value {
         guard states[i].typeLocked else { return value }
         let current = states[i].value.type
         if value.type == current { return value }

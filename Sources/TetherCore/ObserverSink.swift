@@ -10,6 +10,24 @@ public struct Change {
     public var newValue: Value?
     public var revision: UInt64
     public var isInitial: Bool
+    /// What caused the (last) write this call reports.
+    public var cause: Cause
+}
+
+/// What caused a write: the transaction's metadata (opaque to the core; the
+/// C face keeps its tether_transaction_info_t there) and the wave — the
+/// revision of the write from outside any callback that started a chain of
+/// callback writes. Transform bindings use the wave to carry a change across
+/// at most once per direction, so rings settle.
+public struct Cause {
+    public var meta: AnyObject?
+    /// 0 for a write from outside callbacks: its own revision becomes the wave.
+    public var wave: UInt64
+
+    public init(meta: AnyObject? = nil, wave: UInt64 = 0) {
+        self.meta = meta
+        self.wave = wave
+    }
 }
 
 /// The callback of one observer and the release of whatever it captured.

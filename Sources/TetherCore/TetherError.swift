@@ -15,6 +15,7 @@ public enum ErrorCode: Int32, Sendable, CaseIterable {
     case loopFailure = -12      // TETHER_EUV
     case readOnly = -13         // TETHER_EREADONLY
     case cycle = -14            // TETHER_ECYCLE
+    case rejected = -15         // TETHER_EREJECTED
 }
 
 /// An error with a message that says what was wrong, in words a C programmer

@@ -189,7 +189,7 @@ import Testing
         var refused: TetherError?
         var round: UInt32 = 0
         // Emulate the runtime's gate: the body runs with the round it is given.
-        g.gate = { r, body in
+        g.gate = { r, _, body in
             let saved = round
             round = r
             body()

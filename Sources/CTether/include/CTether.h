@@ -15,11 +15,15 @@
  * thread-local storage and the error message must outlive the failing call.
  * The callback context is read on every write and every read inside a
  * callback, so it is initial-exec TLS (a %fs-relative load, no
- * __tls_get_addr call; profiled); it is small enough (200 bytes) for the
+ * __tls_get_addr call; profiled); it is small enough (456 bytes) for the
  * static TLS reserve even when libtether.so is loaded with dlopen. */
 typedef struct tether_internal_tls {
   uint64_t runtime[TETHER_INTERNAL_MAX_NESTING]; /* runtime handle ids, innermost last */
   uint32_t round[TETHER_INTERNAL_MAX_NESTING];   /* round a write from that callback gets */
+  /* What caused that callback: the transaction's metadata object (borrowed,
+   * kept alive by the delivery that runs the callback) and the wave. */
+  const void *meta[TETHER_INTERNAL_MAX_NESTING];
+  uint64_t wave[TETHER_INTERNAL_MAX_NESTING];
 } tether_internal_tls_t;
 
 extern __thread tether_internal_tls_t tether_internal_context TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
@@ -32,6 +36,12 @@ static inline tether_internal_tls_t *tether_internal_tls(void) { return &tether_
 extern __thread unsigned tether_internal_depth TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
 
 static inline unsigned tether_internal_get_depth(void) { return tether_internal_depth; }
+
+/* Open transactions plus entered scopes of this thread, in every runtime:
+ * while 0 (nearly always), reads and writes skip looking for them. */
+extern __thread unsigned tether_internal_contexts TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+static inline unsigned tether_internal_get_contexts(void) { return tether_internal_contexts; }
+static inline void tether_internal_set_contexts(unsigned n) { tether_internal_contexts = n; }
 
 /* Counts failures on this thread, so a caller can tell whether the message
  * in tls.message was written during a given callback. */

@@ -1,0 +1,106 @@
+import CTether
+import TetherCore
+
+/// The one write path behind every C setter (states, bindings, transform
+/// bindings): refuses writes from compute callbacks and validators, stages
+/// writes inside a transaction, runs validators (callbacks) under the
+/// delivery lock, and delivers SYNC observers before returning.
+enum WriteOutcome {
+    case done(revision: UInt64)   // applied (revision: the state's, if asked)
+    case staged                   // held by this thread's open transaction
+    case failed(TetherError)
+}
+
+extension Runtime {
+    /// Entered with `lock` held (RuntimeTable.acquire); returns with it
+    /// released. `check` runs first on the state's value as this thread
+    /// sees it (index projections refuse to append with it).
+    @inline(__always)
+    func write(_ s: StateID, _ op: WriteOp, wantRevision: Bool = false,
+               check: ((Value) throws(TetherError) -> Void)? = nil) -> WriteOutcome {
+        let depth = tether_internal_get_depth()
+        let delivering = depth != 0 && DeliveryContext.isDelivering(id)
+        if delivering && (graph.isEvaluatingComputed || graph.validatingDepth > 0) {
+            lock.unlock()
+            return .failed(TetherError(.busy, graph.validatingDepth > 0
+                ? "a validator must not write states (it may only accept or reject the proposed value)"
+                : "a compute callback must not write states (computeds are derived values without side effects; use an effect)"))
+        }
+        if let context = openTransaction() { return stage(s, op, context, check) }
+        if graph.needsValidation(s) { return writeValidated(s, op, wantRevision, check) }
+        if depth != 0 { graph.cause = DeliveryContext.cause(for: id) }
+        var revision: UInt64 = 0
+        do {
+            if let check { try check(graph.read(s)) }
+            try graph.write(op, to: s, round: currentRound)
+            if wantRevision { revision = try graph.stateRevision(s) }
+        } catch {
+            if depth != 0 { graph.cause = Cause() }
+            if error.code == .feedbackLoop { feedbackCuts &+= 1 }
+            lock.unlock()
+            return .failed(error)
+        }
+        if depth != 0 { graph.cause = Cause() }
+        wakeLoopIfNeeded()
+        if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
+            deliverSyncLocked()
+        } else {
+            lock.unlock()
+        }
+        return .done(revision: revision)
+    }
+
+    /// Inside a transaction: stage. A refused write dooms the transaction.
+    private func stage(_ s: StateID, _ op: WriteOp, _ context: ThreadContext,
+                       _ check: ((Value) throws(TetherError) -> Void)?) -> WriteOutcome {
+        do throws(TetherError) {
+            if let check {
+                if let staged = context.writes.staged(s) { try check(staged) } else { try check(graph.read(s)) }
+            }
+            try graph.stage(op, to: s, in: &context.writes, round: currentRound)
+        } catch {
+            if context.writes.failure == nil {
+                context.writes.failure = TetherError(error.code, "a write in the transaction was refused, so the transaction applies nothing: \(error.message)")
+            }
+            lock.unlock()
+            return .failed(error)
+        }
+        lock.unlock()
+        return .staged
+    }
+
+    /// A state with a validator: the validator is a callback, so this thread
+    /// takes the delivery lock first (callbacks never run concurrently).
+    private func writeValidated(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
+                                _ check: ((Value) throws(TetherError) -> Void)?) -> WriteOutcome {
+        guard let owns = enterEvaluation() else {
+            return .failed(TetherError(.stale, "the runtime was freed during the write"))
+        }
+        graph.cause = writeCause(nil)
+        var revision: UInt64 = 0
+        do {
+            if let check { try check(graph.read(s)) }
+            try graph.write(op, to: s, round: currentRound)
+            if wantRevision { revision = try graph.stateRevision(s) }
+        } catch {
+            graph.cause = Cause()
+            if error.code == .feedbackLoop { feedbackCuts &+= 1 }
+            leaveEvaluation(ownsDelivery: owns)
+            return .failed(error)
+        }
+        graph.cause = Cause()
+        leaveEvaluation(ownsDelivery: owns)
+        return .done(revision: revision)
+    }
+
+    /// A state's value as this thread sees it: its own staged value inside a
+    /// transaction (read-your-writes), else the committed one. `lock` held.
+    @inline(__always)
+    func visibleValue(_ s: StateID, tracked: Bool) throws(TetherError) -> Value {
+        if !tracked, let context = openTransaction(), let staged = context.writes.staged(s) {
+            _ = try graph.read(s)  // still report a freed state
+            return staged
+        }
+        return try graph.read(s, tracked: tracked)
+    }
+}

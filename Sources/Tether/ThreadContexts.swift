@@ -1,0 +1,97 @@
+import CTether
+import Glibc
+import TetherCore
+
+/// What one thread has open in one runtime: its transactions (innermost
+/// last, sharing one write set; each keeps the write set as it was when it
+/// began, its savepoint) and the scopes it entered (innermost last).
+final class ThreadContext {
+    struct OpenTransaction {
+        let id: UInt64
+        let meta: TransactionMeta
+        let savepoint: WriteSet
+    }
+    var transactions: [OpenTransaction] = []
+    var writes = WriteSet()
+    var scopes: [UInt64] = []
+
+    var isEmpty: Bool { transactions.isEmpty && scopes.isEmpty }
+}
+
+/// A transaction's info as C reads it: a stable tether_transaction_info_t
+/// with its own copy of the tag, freed when the last write or callback
+/// that carries it is done (the graph holds it in pending calls).
+final class TransactionMeta {
+    let info: UnsafeMutablePointer<tether_transaction_info_t>
+
+    init(_ given: tether_transaction_info_t?) {
+        info = .allocate(capacity: 1)
+        info.initialize(to: tether_transaction_info_t())
+        if let given {
+            info.pointee.tag = given.tag.map { UnsafePointer(strdup($0)!) }
+            info.pointee.origin = given.origin
+            info.pointee.user_data = given.user_data
+        }
+    }
+
+    deinit {
+        if let tag = info.pointee.tag { free(UnsafeMutableRawPointer(mutating: tag)) }
+        info.deallocate()
+    }
+
+    /// The C view of a cause's metadata (nil for writes outside transactions).
+    static func info(of cause: Cause) -> UnsafePointer<tether_transaction_info_t>? {
+        guard let meta = cause.meta else { return nil }
+        return UnsafePointer(unsafeDowncast(meta, to: TransactionMeta.self).info)
+    }
+}
+
+extension Runtime {
+    static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+
+    /// This thread's context in this runtime, if it has one. `lock` held.
+    /// Nearly free when the thread has nothing open anywhere.
+    @inline(__always)
+    func threadContext() -> ThreadContext? {
+        if tether_internal_get_contexts() == 0 { return nil }
+        return contexts[Runtime.currentThread]
+    }
+
+    /// This thread's context, made if missing. `lock` held.
+    func makeThreadContext() -> ThreadContext {
+        if let context = contexts[Runtime.currentThread] { return context }
+        let context = ThreadContext()
+        contexts[Runtime.currentThread] = context
+        return context
+    }
+
+    /// Forgets an empty context. `lock` held.
+    func dropIfEmpty(_ context: ThreadContext) {
+        if context.isEmpty { contexts[Runtime.currentThread] = nil }
+    }
+
+    /// This thread's innermost open transaction, if any. `lock` held.
+    func openTransaction() -> ThreadContext? {
+        guard let context = threadContext(), !context.transactions.isEmpty else { return nil }
+        return context
+    }
+
+    /// The cause a write from this thread carries now: the outermost open
+    /// transaction's metadata (only the outermost commit applies anything),
+    /// or else the metadata of the callback this thread is running; the wave
+    /// is always the callback's. `lock` held.
+    func writeCause(_ context: ThreadContext?) -> Cause {
+        var cause = DeliveryContext.cause(for: id)
+        if let context, let outer = context.transactions.first { cause.meta = outer.meta }
+        return cause
+    }
+}
+
+/// The counter behind Runtime.threadContext's fast path.
+enum ContextCounter {
+    static func increment() { tether_internal_set_contexts(tether_internal_get_contexts() + 1) }
+    static func decrement() {
+        let n = tether_internal_get_contexts()
+        if n > 0 { tether_internal_set_contexts(n - 1) }
+    }
+}

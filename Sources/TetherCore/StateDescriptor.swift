@@ -1,0 +1,108 @@
+/// What a state accepts (ROS 2 parameter descriptors are the model):
+/// read-only, a numeric range, a validator that may reject with a reason.
+/// Checked on every write before anything is applied.
+public struct StateDescriptor {
+    public var readOnly: Bool
+    public var range: ClosedRange<Double>?
+    public var validator: Validator?
+    /// How error messages name the state.
+    public var name: String?
+
+    public init(readOnly: Bool = false, range: ClosedRange<Double>? = nil, validator: Validator? = nil,
+                name: String? = nil) {
+        self.readOnly = readOnly
+        self.range = range
+        self.validator = validator
+        self.name = name
+    }
+}
+
+/// The descriptor bits kept in the state node itself, so an undescribed
+/// state's write pays one byte test.
+struct DescriptorFlags: OptionSet {
+    let rawValue: UInt8
+    static let readOnly = DescriptorFlags(rawValue: 1)
+    static let range = DescriptorFlags(rawValue: 2)
+    static let validator = DescriptorFlags(rawValue: 4)
+    /// `descriptors` has an entry (possibly only a release to run).
+    static let stored = DescriptorFlags(rawValue: 8)
+}
+
+/// A validator callback and the release of what it captured.
+public final class Validator {
+    /// Returns nil to accept, or the reason for rejecting. Called through
+    /// the graph's gate (without the owner's lock), with the proposed whole
+    /// value and the cause of the write. Nil: only the release matters.
+    public let check: ((StateID, Value, Cause) -> String?)?
+    /// The release wrapped as a sink, so it travels with observer releases
+    /// (run once, outside the owner's lock).
+    public let releaser: ObserverSink
+
+    public init(check: ((StateID, Value, Cause) -> String?)?, release: (() -> Void)? = nil) {
+        self.check = check
+        self.releaser = ObserverSink(call: { _ in }, release: release)
+    }
+}
+
+extension Graph {
+    /// Sets or removes (nil) a state's descriptor. Returns the validator it
+    /// replaced, whose release the caller runs outside its lock.
+    public func describe(_ id: StateID, _ descriptor: StateDescriptor?) throws(TetherError) -> Validator? {
+        let i = try resolve(id)
+        let old = removeDescriptor(i)
+        guard let descriptor else { return old }
+        var flags: DescriptorFlags = []
+        if descriptor.readOnly { flags.insert(.readOnly) }
+        if descriptor.range != nil { flags.insert(.range) }
+        if descriptor.validator?.check != nil { flags.insert(.validator) }
+        if !flags.isEmpty || descriptor.validator != nil || descriptor.name != nil {
+            descriptors[UInt32(i)] = descriptor
+            states[i].described = flags.union(.stored)
+        }
+        return old
+    }
+
+    func removeDescriptor(_ i: Int) -> Validator? {
+        guard states[i].described.contains(.stored) else { return nil }
+        states[i].described = []
+        return descriptors.removeValue(forKey: UInt32(i))?.validator
+    }
+
+    /// Whether a write to this state must go through `commit` (it has a
+    /// validator, which is a callback). False for a stale id: the write
+    /// itself reports that.
+    @inline(__always)
+    public func needsValidation(_ id: StateID) -> Bool {
+        let i = Int(id.index)
+        guard i < states.count, states[i].generation == id.generation else { return false }
+        return states[i].described.contains(.validator)
+    }
+
+    /// How messages name a state: by its descriptor's name when it has one.
+    func label(_ i: Int) -> String {
+        if states[i].described.contains(.stored), let name = descriptors[UInt32(i)]?.name { return "state '\(name)'" }
+        return "state #\(i)"
+    }
+
+    /// Read-only: refuses any write, before its value is even looked at.
+    @inline(__always)
+    func checkWritable(_ i: Int) throws(TetherError) {
+        guard states[i].described.contains(.readOnly) else { return }
+        throw TetherError(.readOnly, "\(label(i)) is read-only (its descriptor refuses every write)")
+    }
+
+    /// The range: checked on the whole value a write would leave.
+    func checkRange(_ i: Int, _ value: Value) throws(TetherError) {
+        guard states[i].described.contains(.range), let range = descriptors[UInt32(i)]?.range else { return }
+        let number: Double
+        switch value {
+        case let .int(n): number = Double(n)
+        case let .double(d): number = d
+        default:
+            throw TetherError(.wrongType, "\(label(i)) must hold a number in [\(range.lowerBound), \(range.upperBound)]; refused a \(value.type)")
+        }
+        guard range.contains(number) else {
+            throw TetherError(.outOfRange, "\(label(i)) must stay in [\(range.lowerBound), \(range.upperBound)]; refused \(number)")
+        }
+    }
+}
