@@ -53,6 +53,13 @@ final class BindingRecord {
         BindingRecord(source: source, steps: steps + [step], ownsSource: false)
     }
 
+    func sourceIsLive(_ graph: Graph) -> Bool {
+        switch source {
+        case let .state(s), let .constant(s): return graph.isLive(s)
+        case let .custom(d, _): return graph.isLive(d)
+        }
+    }
+
     /// The part of the source's value the steps name.
     func part(of root: Value) throws(TetherError) -> Value {
         try BindingRecord.walk(root, steps[...])

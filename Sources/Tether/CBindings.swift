@@ -64,6 +64,9 @@ private func project(_ b: tether_binding_t, _ step: BindingStep, _ fn: String,
     var code: Int32 = 0
     guard let (runtime, record) = acquireBinding(b.id, fn, &code) else { return code }
     defer { runtime.lock.unlock() }
+    guard record.sourceIsLive(runtime.graph) else {
+        return fail(.stale, "\(fn)(binding \(hex(b.id))): the binding's source was freed")
+    }
     // A projection of a transform binding is a projection of its target.
     return insertBinding(runtime, record.projected(step), fn, out)
 }

@@ -27,6 +27,9 @@ final class TransformLink {
     var ownSourceWrite: UInt64 = 0
 
     var observers: [ObserverID] = []
+    /// The binding handle: it goes stale when the link ends.
+    var handle: UInt64 = 0
+    let bidirectional: Bool
     /// Observer sinks not yet released; destroy runs when the last one is.
     var alive = 0
     var ended = false
@@ -34,9 +37,10 @@ final class TransformLink {
     var abandoned = false
 
     init(slot: Int, source: StateID, sourcePath: JSONPointer, target: StateID, targetPath: JSONPointer,
-         to: tether_transform_fn?, from: tether_transform_fn?, invert: Bool,
+         to: tether_transform_fn?, from: tether_transform_fn?, invert: Bool, bidirectional: Bool,
          userData: UnsafeMutableRawPointer?, destroy: tether_destroy_fn?) {
         self.slot = slot
+        self.bidirectional = bidirectional
         self.source = source
         self.sourcePath = sourcePath
         self.target = target
@@ -87,6 +91,7 @@ final class TransformLink {
     /// One direction's observer call: carry the change across unless it is
     /// our own echo or this direction already carried this wave.
     func carry(_ change: borrowing Change, forward: Bool) {
+        if !forward && !bidirectional { return }  // that observer only watches for the target's end
         if change.revision == (forward ? ownSourceWrite : ownTargetWrite) { return }
         let wave = change.cause.wave
         if wave == (forward ? forwardWave : backwardWave) { return }
@@ -109,6 +114,11 @@ final class TransformLink {
             ended = true
             others = observers
             observers = []
+            let h = HandleCodec.decode(handle)
+            // The handle goes stale, and observers made through it end.
+            if let record = runtime.bindings.remove(h.index, h.generation) {
+                others += record.observers.filter { runtime.graph.isLive($0) }
+            }
             alive -= 1
             last = alive == 0
             runtime.lock.unlock()
@@ -166,7 +176,8 @@ public func tether_binding_bind(_ source: tether_state_t, _ sourcePointer: Unsaf
 
     let link = TransformLink(slot: runtime.slotIndex, source: sourceID, sourcePath: sourcePath,
                              target: targetID, targetPath: targetPath, to: transformTo, from: transformFrom,
-                             invert: invert, userData: userData, destroy: destroy)
+                             invert: invert, bidirectional: flags & UInt32(TETHER_BIND_BIDIRECTIONAL) != 0,
+                             userData: userData, destroy: destroy)
     let record = BindingRecord(source: .state(targetID), steps: targetPath.isRoot ? [] : [.pointer(targetPath)],
                                ownsSource: false)
     record.transform = link
@@ -176,10 +187,12 @@ public func tether_binding_bind(_ source: tether_state_t, _ sourcePointer: Unsaf
         return fail(.noMemory, "\(fn): too many live bindings (limit \(Graph.maxNodes))")
     }
     let handle = HandleCodec.encode(slot: runtime.slotIndex, kind: .binding, index: index, generation: generation)
+    link.handle = handle
     let runtimeID = runtime.id
     // The observers come first, so no change made while we sync is missed.
-    let directions = flags & UInt32(TETHER_BIND_BIDIRECTIONAL) != 0 ? [true, false] : [true]
-    for forward in directions {
+    // The target is observed even one-way: its observer's end (the target
+    // freed) ends the binding.
+    for forward in [true, false] {
         let sink = ObserverSink(call: { change in link.carry(change, forward: forward) },
                                 release: { link.observerReleased(runtimeID) })
         do {
@@ -203,7 +216,11 @@ public func tether_binding_bind(_ source: tether_state_t, _ sourcePointer: Unsaf
         outcome = runtime.callOut(cause) { () -> Result<UInt64, TetherError> in
             switch link.transform(transformTo, start) {
             case let .failure(error): return .failure(error)
-            case let .success(carried): return link.write(targetID, targetPath, carried)
+            case let .success(carried):
+                let written = link.write(targetID, targetPath, carried)
+                // Before the target's observers run (after this returns).
+                if case let .success(revision) = written { link.ownTargetWrite = revision }
+                return written
             }
         }
         switch outcome {
@@ -211,8 +228,8 @@ public func tether_binding_bind(_ source: tether_state_t, _ sourcePointer: Unsaf
             return abandon(link, handle, TetherError(.outOfRange, "\(fn): the transform could not run (runtime freed, or callbacks nested too deep)"))
         case let .failure(error)?:
             return abandon(link, handle, TetherError(error.code, "\(fn): syncing the target: \(error.message)"))
-        case let .success(revision)?:
-            link.ownTargetWrite = revision
+        case .success?:
+            break
         }
         guard let again = RuntimeTable.acquire(source.id, .state) else { return staleHandle("state", source.id) }
         precondition(again === runtime)
