@@ -7,6 +7,14 @@ import TetherCore
 /// "" for observers of the whole value; allocated once, never freed.
 private let rootPathCString: UnsafeMutablePointer<CChar> = strdup("")!
 
+/// An observer's path as C reads it. Freed with the sink that holds it,
+/// so a sink dropped unreleased (a registration that failed) leaks nothing.
+private final class ObservedPath {
+    let text: UnsafeMutablePointer<CChar>
+    init(_ path: JSONPointer?) { text = path.map { strdup($0.description)! } ?? rootPathCString }
+    deinit { if text != rootPathCString { free(text) } }
+}
+
 /// Lends `value` to C as a `const tether_value_t *` for the duration of `body`.
 @inline(__always)
 private func lend<R>(_ value: Value?, _ body: (OpaquePointer?) -> R) -> R {
@@ -15,13 +23,13 @@ private func lend<R>(_ value: Value?, _ body: (OpaquePointer?) -> R) -> R {
 }
 
 /// Builds the Swift sink that calls a C observer, and the release that calls
-/// its destroy function and frees the path string.
+/// its destroy function.
 /// `binding`: the binding observed (0 for none); `showState`: false when
 /// the observed state is a constant binding's private one.
 func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
               destroy: tether_destroy_fn?, path: JSONPointer?, binding: UInt64 = 0,
               showState: Bool = true) -> ObserverSink {
-    let pathC = path.map { strdup($0.description)! } ?? rootPathCString
+    let observed = ObservedPath(path)
     return ObserverSink(
         call: { change in
             lend(change.oldValue) { old in
@@ -34,7 +42,7 @@ func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutab
                     if let computed = change.computed {
                         c.computed = tether_computed_t(id: HandleCodec.derived(slot, .computed, computed))
                     }
-                    c.path = UnsafePointer(pathC)
+                    c.path = UnsafePointer(observed.text)
                     c.old_value = old
                     c.new_value = new
                     c.revision = change.revision
@@ -47,7 +55,6 @@ func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutab
         },
         release: {
             destroy?(userData)
-            if pathC != rootPathCString { free(pathC) }
         })
 }
 
