@@ -56,9 +56,26 @@ static void audit_log(const tether_change_t *change, void *user_data) {
 static void field_view(const tether_change_t *change, void *user_data) {
   char before[96], after[96];
   note_thread();
-  printf("  [loop] %s (%s): %s -> %s\n", (const char *)user_data, change->path,
+  printf("  [loop] %s (%s): %s -> %s%s%s%s\n", (const char *)user_data, change->path,
          value_json(change->old_value, before, sizeof before),
-         value_json(change->new_value, after, sizeof after));
+         value_json(change->new_value, after, sizeof after),
+         change->transaction ? "  (transaction \"" : "",
+         change->transaction ? change->transaction->tag : "", change->transaction ? "\")" : "");
+}
+
+/* A transform for a two-way binding: Celsius -> Fahrenheit and back. */
+static int c_to_f(const tether_value_t *from, tether_value_t *to, void *user_data) {
+  double c = 0;
+  (void)user_data;
+  if (tether_value_get_double(from, &c) != TETHER_OK) return TETHER_ETYPE;
+  return tether_value_set_double(to, c * 9.0 / 5.0 + 32.0);
+}
+
+static int f_to_c(const tether_value_t *from, tether_value_t *to, void *user_data) {
+  double f = 0;
+  (void)user_data;
+  if (tether_value_get_double(from, &f) != TETHER_OK) return TETHER_ETYPE;
+  return tether_value_set_double(to, (f - 32.0) * 5.0 / 9.0);
 }
 
 static void on_destroy(void *user_data) {
@@ -151,6 +168,52 @@ int main(void) {
   CHECK_OK(tether_runtime_flush(rt));
   CHECK_OK(tether_state_get_json(profile, 0, json, sizeof json, NULL));
   printf("[main] the profile is now %s\n", json);
+
+  printf("\n[main] a child editor gets $profile.user.firstName, a binding it does not own:\n");
+  {
+    tether_binding_t whole, first, last;
+    tether_transaction_t txn;
+    tether_transaction_info_t info = {"rename", 1, NULL};
+    tether_state_t celsius, fahrenheit;
+    tether_binding_t temp;
+    double f = 0, c = 0;
+    uint64_t before = 0, after = 0;
+
+    CHECK_OK(tether_state_binding(profile, &whole));
+    CHECK_OK(tether_binding_project(whole, "/user/firstName", &first));
+    CHECK_OK(tether_binding_project(whole, "/user/lastName", &last));
+    printf("[main] the editor writes \"Augusta\" through its binding; the parent's views see it\n");
+    CHECK_OK(tether_binding_set_string(first, "Augusta", -1));
+    CHECK_OK(tether_runtime_flush(rt));
+
+    printf("[main] a transaction tagged \"rename\" writes both names: applied at once, one\n"
+           "       revision, each view called once, and the tag reaches every callback\n");
+    CHECK_OK(tether_runtime_revision(rt, &before));
+    CHECK_OK(tether_transaction_begin(rt, &info, &txn));
+    CHECK_OK(tether_binding_set_string(first, "Ada", -1));
+    CHECK_OK(tether_binding_set_string(last, "King", -1));
+    CHECK_OK(tether_transaction_commit(txn, &after));
+    CHECK_INT_EQ(after, before + 1);
+    CHECK_OK(tether_runtime_flush(rt));
+    CHECK_OK(tether_binding_free(first));
+    CHECK_OK(tether_binding_free(last));
+    CHECK_OK(tether_binding_free(whole));
+
+    printf("\n[main] Celsius and Fahrenheit kept in sync by a two-way transform binding:\n");
+    CHECK_OK(tether_state_new_double(rt, 100.0, TETHER_STATE_LOCK_TYPE, &celsius));
+    CHECK_OK(tether_state_new_double(rt, 0.0, TETHER_STATE_LOCK_TYPE, &fahrenheit));
+    CHECK_OK(tether_binding_bind(celsius, NULL, fahrenheit, NULL,
+                                 TETHER_BIND_BIDIRECTIONAL | TETHER_BIND_SYNC_CREATE, c_to_f, f_to_c,
+                                 NULL, NULL, &temp));
+    CHECK_OK(tether_state_get_double(fahrenheit, &f));
+    printf("[main] 100 C is %.1f F (synced when bound)\n", f);
+    CHECK(f == 212.0);
+    CHECK_OK(tether_state_set_double(fahrenheit, 32.0));
+    CHECK_OK(tether_state_get_double(celsius, &c));
+    printf("[main] set 32 F: celsius is already %.1f when the write returns\n", c);
+    CHECK(c == 0.0);
+    CHECK_OK(tether_binding_free(temp));
+  }
 
   printf("\n[main] tether_runtime_free: every observer's destroy runs once.\n");
   CHECK_OK(tether_runtime_free(rt));
