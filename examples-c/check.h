@@ -61,6 +61,7 @@ static inline const char *check_errname(int code) {
     case TETHER_EUV: return "TETHER_EUV";
     case TETHER_EREADONLY: return "TETHER_EREADONLY";
     case TETHER_ECYCLE: return "TETHER_ECYCLE";
+    case TETHER_EREJECTED: return "TETHER_EREJECTED";
     default: return "(not a tether error code)";
   }
 }
