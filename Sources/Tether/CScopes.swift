@@ -119,6 +119,13 @@ private func freeChildScope(_ handle: UInt64) {
 /// Frees one object of a scope through its own free function; one freed by
 /// hand already is skipped (its free function reports a stale handle).
 private func freeMember(_ handle: UInt64) {
+    // Checked right before, under the lock: an earlier member's free (or a
+    // destroy function it ran) may have freed this one already.
+    guard let kind = HandleKind(rawValue: HandleCodec.decode(handle).kind),
+          let runtime = RuntimeTable.acquire(handle, kind) else { return }
+    let live = runtime.isLive(handle)
+    runtime.lock.unlock()
+    guard live else { return }
     switch HandleKind(rawValue: HandleCodec.decode(handle).kind) {
     case .state?: _ = tether_state_free(tether_state_t(id: handle))
     case .observer?: _ = tether_observer_remove(tether_observer_t(id: handle))

@@ -108,16 +108,19 @@ final class TransformLink {
     /// the binding was). The first ends the link and removes the other
     /// observer; the last calls destroy.
     func observerReleased(_ runtimeID: UInt64) {
-        var others: [ObserverID] = []
+        var sinks: [ObserverSink] = []
         var last = false
         if let runtime = RuntimeTable.acquire(runtimeID, .runtime) {
             ended = true
-            others = observers
+            var others = observers
             observers = []
             let h = HandleCodec.decode(handle)
             // The handle goes stale, and observers made through it end.
-            if let record = runtime.bindings.remove(h.index, h.generation) {
-                others += record.observers.filter { runtime.graph.isLive($0) }
+            if let record = runtime.bindings.remove(h.index, h.generation) { others += record.observers }
+            // Removed here, not through tether_observer_remove: a stale one
+            // is skipped without touching the caller's tether_last_error.
+            for o in others {
+                if let sink = try? runtime.graph.removeObserver(o) { sinks.append(sink) }
             }
             alive -= 1
             last = alive == 0
@@ -128,9 +131,7 @@ final class TransformLink {
             alive -= 1
             last = alive == 0
         }
-        for o in others {
-            _ = tether_observer_remove(tether_observer_t(id: HandleCodec.observer(slot, o)))
-        }
+        for sink in sinks { sink.runRelease() }
         if last && !abandoned { destroy?(userData) }
     }
 }
