@@ -1596,6 +1596,66 @@ static void test_runtime_teardown(void) {
   CHECK_ERR(tether_binding_free(bound), TETHER_ESTALE);
 }
 
+/* A custom binding whose set frees its own binding: the free succeeds, and
+ * destroy waits until set has returned (user_data is still set's to use),
+ * then runs exactly once. The same for a get that frees its binding. */
+typedef struct self_freeing {
+  tether_binding_t self;
+  tether_state_t source;
+  int destroyed;
+  int destroyed_during_call; /* destroy seen while set/get was running */
+  int in_call;
+  int free_rc;
+} self_freeing_t;
+
+static int self_freeing_get(tether_value_t *result, void *user_data) {
+  self_freeing_t *sf = user_data;
+  int64_t v = 0;
+  int rc = tether_state_get_int(sf->source, &v);
+  if (rc != TETHER_OK) return rc;
+  return tether_value_set_int(result, v);
+}
+
+static int self_freeing_set(const tether_value_t *value, const tether_transaction_info_t *txn,
+                            void *user_data) {
+  self_freeing_t *sf = user_data;
+  (void)txn;
+  sf->in_call = 1;
+  CHECK_OK(tether_state_set(sf->source, value));
+  sf->free_rc = tether_binding_free(sf->self);
+  /* Still ours: destroy has not run. */
+  CHECK_INT_EQ(sf->destroyed, 0);
+  sf->in_call = 0;
+  return TETHER_OK;
+}
+
+static void self_freeing_destroy(void *user_data) {
+  self_freeing_t *sf = user_data;
+  if (sf->in_call) sf->destroyed_during_call++;
+  sf->destroyed++;
+}
+
+static void test_custom_frees_itself(tether_runtime_t rt) {
+  self_freeing_t sf;
+  int64_t v = 0;
+  memset(&sf, 0, sizeof sf);
+  CHECK_OK(tether_state_new_int(rt, 1, 0, &sf.source));
+  CHECK_OK(tether_binding_new_custom(rt, self_freeing_get, self_freeing_set, &sf,
+                                     self_freeing_destroy, &sf.self));
+  CHECK_OK(tether_binding_get_int(sf.self, &v));
+  CHECK_INT_EQ(v, 1);
+  CHECK_OK(tether_binding_set_int(sf.self, 5));
+  CHECK_INT_EQ(sf.free_rc, TETHER_OK);
+  CHECK_INT_EQ(sf.destroyed, 1);
+  CHECK_INT_EQ(sf.destroyed_during_call, 0);
+  CHECK_OK(tether_state_get_int(sf.source, &v));
+  CHECK_INT_EQ(v, 5); /* the write made before the free stands */
+  CHECK_ERR(tether_binding_get_int(sf.self, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_binding_free(sf.self), TETHER_ESTALE);
+  CHECK_INT_EQ(sf.destroyed, 1);
+  CHECK_OK(tether_state_free(sf.source));
+}
+
 int main(void) {
   tether_runtime_t rt;
   if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("bindings");
@@ -1605,6 +1665,7 @@ int main(void) {
   test_index(rt);
   test_constant(rt);
   test_custom(rt);
+  test_custom_frees_itself(rt);
   test_null_out(rt);
   test_stale(rt);
   test_observers(rt);

@@ -104,7 +104,7 @@ static bool validate_theme(tether_state_t state, const tether_value_t *proposed,
 
 /* username: not empty. It also shows what a validator may and may not do:
  * it may read states (and sees committed values only), but it must not
- * write (TETHER_EBUSY) nor open a transaction (TETHER_EBUSY). */
+ * write or free a state (TETHER_EBUSY) nor open a transaction (TETHER_EBUSY). */
 static bool validate_username(tether_state_t state, const tether_value_t *proposed,
                               const tether_transaction_info_t *transaction, char *reason,
                               size_t reason_size, void *user_data) {
@@ -117,6 +117,8 @@ static bool validate_username(tether_state_t state, const tether_value_t *propos
   rules_note(r, state, transaction);
   (void)tether_state_get_int(r->settings->volume, &volume);
   write_rc = tether_state_set_int(r->settings->audit, 1); /* not allowed */
+  if (write_rc == TETHER_EBUSY && tether_state_free(r->settings->audit) != TETHER_EBUSY)
+    write_rc = TETHER_OK; /* freeing a state is a write too: also refused */
   begin_rc = tether_transaction_begin(r->settings->rt, NULL, &txn);
   if (begin_rc == TETHER_OK) (void)tether_transaction_abort(txn); /* tidy up a bug */
   pthread_mutex_lock(&mu);

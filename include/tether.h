@@ -391,7 +391,9 @@ int tether_state_new_json(tether_runtime_t rt, const char *json, ptrdiff_t len, 
                           tether_state_t *out);
 
 /* Frees a state and every observer on it (each destroy function is called
- * once, on this thread, or when that observer's running callback returns).
+ * once, on this thread, or when that observer's running callback returns),
+ * and its descriptor (whose destroy runs too). From a validator:
+ * TETHER_EBUSY.
  * Its observers' undelivered calls are dropped. Computeds, effects and
  * trackings that read it are woken and re-evaluated, and then get
  * TETHER_ESTALE when they read it. Errors: TETHER_ESTALE. */

@@ -96,13 +96,35 @@ final class BindingRecord {
     }
 }
 
-/// The set side of a custom binding, shared by its projections.
+/// The set side of a custom binding, shared by its projections, and the
+/// owner of its destroy function. `get` (the computed's body) and `set`
+/// share user_data, so destroy waits until neither can run: it runs when
+/// the last of these holds ends — the computed's body, the binding, each
+/// running call of set (a set that frees its own binding).
 final class CustomSetter {
     let set: tether_binding_set_fn?
     let userData: UnsafeMutableRawPointer?
+    private let destroy: tether_destroy_fn?
+    private let lock = Lock()
+    private var holds = 2
 
-    init(set: tether_binding_set_fn?, userData: UnsafeMutableRawPointer?) {
+    init(set: tether_binding_set_fn?, userData: UnsafeMutableRawPointer?, destroy: tether_destroy_fn?) {
         self.set = set
         self.userData = userData
+        self.destroy = destroy
+    }
+
+    func hold() {
+        lock.lock()
+        holds += 1
+        lock.unlock()
+    }
+
+    func release() {
+        lock.lock()
+        holds -= 1
+        let last = holds == 0
+        lock.unlock()
+        if last { destroy?(userData) }
     }
 }

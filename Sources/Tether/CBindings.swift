@@ -101,17 +101,22 @@ public func tether_binding_new_custom(_ rt: tether_runtime_t, _ get: tether_bind
     guard let get else { return fail(.invalidArgument, "\(fn): get is NULL") }
     guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
     defer { runtime.lock.unlock() }
+    let setter = CustomSetter(set: set, userData: userData, destroy: destroy)
+    var created = false
     let body = DerivedBody(compute: computeCallback(get, userData, what: "its get callback"),
-                           release: { destroy?(userData) })
+                           release: { if created { setter.release() } })
     let computed: DerivedID
     do { computed = try runtime.graph.createDerived(.computed, body: body) } catch {
         return fail(TetherError(error.code, "\(fn): \(error.message)"))
     }
-    let record = BindingRecord(source: .custom(computed, CustomSetter(set: set, userData: userData)),
-                               steps: [], ownsSource: true)
+    let record = BindingRecord(source: .custom(computed, setter), steps: [], ownsSource: true)
     let code = insertBinding(runtime, record, fn, out)
-    if code != 0 { _ = try? runtime.graph.freeDerived(computed, .computed) }  // never ran: nothing to release
-    return code
+    if code != 0 {
+        _ = try? runtime.graph.freeDerived(computed, .computed)  // never ran; on error destroy is not called
+        return code
+    }
+    created = true
+    return 0
 }
 
 @_cdecl("tether_binding_new_constant")
@@ -151,12 +156,14 @@ public func tether_binding_free(_ b: tether_binding_t) -> Int32 {
         if let sink = try? runtime.graph.removeObserver(o) { sinks.append(sink) }
     }
     var ownedComputed: DerivedID?
+    var setter: CustomSetter?
     if record.ownsSource {
         switch record.source {
         case let .constant(state):
             if let released = try? runtime.graph.freeState(state) { sinks += released }
-        case let .custom(computed, _):
+        case let .custom(computed, owner):
             ownedComputed = computed
+            setter = owner
         case .state:
             break
         }
@@ -167,6 +174,7 @@ public func tether_binding_free(_ b: tether_binding_t) -> Int32 {
         // Its destroy runs as a callback, like any computed's.
         _ = freeDerived(HandleCodec.derived(runtime.slotIndex, .computed, computed), .computed, "tether_binding_free")
     }
+    setter?.release()  // destroy runs now, or when a running get or set returns
     return 0
 }
 
@@ -284,6 +292,8 @@ private func writeBinding(_ b: tether_binding_t, _ fn: String, _ make: () throws
         }
         let cause = runtime.writeCause(runtime.threadContext())
         let failuresBefore = tether_internal_error_count()
+        setter.hold()
+        defer { setter.release() }
         let result = runtime.callOut(cause) { () -> Int32 in
             var borrowed = whole
             return withUnsafeMutablePointer(to: &borrowed) {

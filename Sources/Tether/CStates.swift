@@ -123,6 +123,10 @@ private func newState(_ rt: tether_runtime_t, _ flags: UInt32, _ out: UnsafeMuta
 @_cdecl("tether_state_free")
 public func tether_state_free(_ s: tether_state_t) -> Int32 {
     guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
+    if runtime.graph.validatingDepth > 0 && DeliveryContext.isDelivering(runtime.id) {
+        runtime.lock.unlock()
+        return fail(.busy, "tether_state_free(state \(hex(s.id))): a validator must not free states (it may only accept or reject)")
+    }
     let sinks: [ObserverSink]
     do {
         sinks = try runtime.graph.freeState(stateID(s.id))

@@ -174,9 +174,12 @@ extension Runtime {
         contexts = [:]
         _ = scopes.removeAll()
         lock.unlock()
-        _ = bindings  // their callbacks are released with the graph's nodes and sinks
+
         for sink in sinks { sink.runRelease() }
         for body in bodies { body.finish() }
+        for record in bindings where record.ownsSource {
+            if case let .custom(_, setter) = record.source { setter.release() }
+        }
     }
 }
 
