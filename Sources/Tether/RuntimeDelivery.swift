@@ -12,6 +12,7 @@ extension Runtime {
     /// Each call costs one unlock/lock pair around it, nothing more: the end
     /// of one call and the start of the next share a critical section.
     func drainLocked(includeLoop: Bool) -> Bool {
+        var delivery = Delivery()  // filled in place for each call
         while true {
             if dead { lock.unlock(); return false }
             if graph.batchDepth > 0 {
@@ -29,7 +30,7 @@ extension Runtime {
                 k += 1
                 if Graph.isEffectEntry(entry) {
                     graph.runDerived(entry)  // its callbacks go through the gate
-                } else if let delivery = graph.beginDelivery(entry) {
+                } else if graph.beginDelivery(entry, into: &delivery) {
                     lock.unlock()
                     run(delivery)
                     lock.lock()
@@ -121,11 +122,11 @@ extension Runtime {
         }
     }
 
-    private func run(_ delivery: Delivery) {
+    private func run(_ delivery: borrowing Delivery) {
         // Writes made inside get the next round; see Graph.maxRounds.
         let entry = DeliveryContext.enter(id, round: delivery.round &+ 1, delivery.change.cause)
         if case .refused = entry { return }
-        delivery.sink.call(delivery.change)
+        delivery.sink.unsafelyUnwrapped.call(delivery.change)
         DeliveryContext.leave(entry)
     }
 

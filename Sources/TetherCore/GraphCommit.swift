@@ -202,10 +202,11 @@ extension Graph {
 
 extension Graph {
     /// Applies one write now (outside transactions).
-    @discardableResult
+    @discardableResult @inlinable
     public func write(_ op: WriteOp, to id: StateID, round: UInt32) throws(TetherError) -> Bool {
         switch op {
         case let .put(value, at: path):
+            if path.isRoot { return try write(id, value, round: round) }
             return try write(id, value, at: path, round: round)
         case let .remove(at: path):
             try remove(id, at: path, round: round)

@@ -6,11 +6,19 @@
 /// writes get, which is how feedback loops are cut after `maxRounds`.
 /// Queue entries are observer indexes, or derived indexes (effects and
 /// trackings) tagged with `NodeRef.derivedBit`.
+/// One observer call, filled in place by `beginDelivery(_:into:)`: it is
+/// over 128 bytes, and returning it by value cost a memcpy per copy (two
+/// per call; profiled).
 public struct Delivery {
-    public let observerIndex: Int
-    public let sink: ObserverSink
-    public let change: Change
-    public let round: UInt32
+    public internal(set) var observerIndex: Int = 0
+    public internal(set) var sink: ObserverSink? = nil
+    public internal(set) var change = Change(observer: ObserverID(index: 0, generation: 0), state: nil,
+                                             computed: nil, path: nil, oldValue: nil, newValue: nil,
+                                             revision: 0, isInitial: false, cause: Cause())
+    public internal(set) var round: UInt32 = 0
+
+    public init() {}
+
 }
 
 extension Graph {
@@ -51,16 +59,20 @@ extension Graph {
     /// For an observer of a computed this brings the computed up to date,
     /// which may run compute callbacks through `gate`.
     public func beginDelivery(_ index: UInt32) -> Delivery? {
+        var d = Delivery()
+        return beginDelivery(index, into: &d) ? d : nil
+    }
+
+    /// `beginDelivery` filling a caller's Delivery; false when there is no call.
+    public func beginDelivery(_ index: UInt32, into d: inout Delivery) -> Bool {
         let i = Int(index)
         guard i < observers.count, observers[i].pending, !observers[i].removed,
-              observers[i].sink != nil else { return nil }
+              observers[i].sink != nil else { return false }
         observers[i].pending = false
         let initial = observers[i].pendingInitial
         observers[i].pendingInitial = false
         let old = observers[i].pendingOld
         observers[i].pendingOld = nil
-        let cause = Cause(meta: observers[i].pendingMeta, wave: observers[i].pendingWave)
-        observers[i].pendingMeta = nil
         let target = observers[i].target
         let path = observers[i].path
         let whole: Value?
@@ -74,7 +86,7 @@ extension Graph {
             observers[i].running -= 1
             guard !observers[i].removed, derived[d].generation != 0 else {
                 if observers[i].removed && observers[i].running == 0 { deferredRelease(freeObserverSlot(i)) }
-                return nil
+                return false
             }
             whole = derived[d].error == nil ? derived[d].value : nil
             computed = DerivedID(index: UInt32(d), generation: derived[d].generation)
@@ -85,19 +97,31 @@ extension Graph {
         }
         let new: Value?
         if let path { new = whole?.valueIfPresent(at: path) } else { new = whole }
-        if !initial, !observers[i].options.contains(.equal), old == new { return nil }
+        if !initial, !observers[i].options.contains(.equal), old == new { return false }
         observers[i].running += 1
-        let change = Change(
-            observer: ObserverID(index: UInt32(i), generation: observers[i].generation),
-            state: state, computed: computed,
-            path: path, oldValue: initial ? new : old, newValue: new,
-            revision: observers[i].pendingRevision, isInitial: initial, cause: cause)
-        return Delivery(observerIndex: i, sink: observers[i].sink!, change: change, round: observers[i].pendingRound)
+        d.observerIndex = i
+        d.sink = observers[i].sink
+        d.round = observers[i].pendingRound
+        d.change.observer = ObserverID(index: UInt32(i), generation: observers[i].generation)
+        d.change.state = state
+        d.change.computed = computed
+        d.change.path = path
+        d.change.oldValue = initial ? new : old
+        d.change.newValue = new
+        d.change.revision = observers[i].pendingRevision
+        d.change.isInitial = initial
+        if observers[i].pendingMeta == nil && d.change.cause.meta == nil {
+            d.change.cause.wave = observers[i].pendingWave  // no refcounting
+        } else {
+            d.change.cause = Cause(meta: observers[i].pendingMeta, wave: observers[i].pendingWave)
+            observers[i].pendingMeta = nil
+        }
+        return true
     }
 
     /// Ends a call. Returns the sink to release when the observer was removed
     /// while its call ran.
-    public func endDelivery(_ d: Delivery) -> ObserverSink? {
+    public func endDelivery(_ d: borrowing Delivery) -> ObserverSink? {
         let i = d.observerIndex
         observers[i].running -= 1
         if observers[i].removed && observers[i].running == 0 && observers[i].sink != nil {

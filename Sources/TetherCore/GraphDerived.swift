@@ -105,7 +105,7 @@ extension Graph {
 
     func enqueueDerived(_ d: Int, round: UInt32) {
         derived[d].pendingRevision = revision
-        derived[d].pendingMeta = cause.meta
+        if cause.meta != nil || derived[d].pendingMeta != nil { derived[d].pendingMeta = cause.meta }
         derived[d].pendingWave = cause.wave != 0 ? cause.wave : revision
         if derived[d].flags.contains(.queued) {
             derived[d].pendingRound = min(derived[d].pendingRound, round)

@@ -146,7 +146,8 @@ extension Graph {
     @inline(__always)
     func enqueue(_ i: Int, old: Value?, round: UInt32) {
         observers[i].pendingRevision = revision
-        observers[i].pendingMeta = cause.meta
+        // Nearly always nil on both sides: skip the retain/release pair.
+        if cause.meta != nil || observers[i].pendingMeta != nil { observers[i].pendingMeta = cause.meta }
         observers[i].pendingWave = cause.wave != 0 ? cause.wave : revision
         if observers[i].pending {
             observers[i].pendingRound = min(observers[i].pendingRound, round)

@@ -28,7 +28,7 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
                 continue
             }
             guard let d = g.beginDelivery(i) else { continue }
-            d.sink.call(d.change)
+            d.sink!.call(d.change)
             calls += 1
             g.endDelivery(d)?.runRelease()
         }

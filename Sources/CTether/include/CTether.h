@@ -30,6 +30,35 @@ extern __thread tether_internal_tls_t tether_internal_context TETHER_INTERNAL __
 
 static inline tether_internal_tls_t *tether_internal_tls(void) { return &tether_internal_context; }
 
+/* Entry accessors. Swift reaching into these fixed arrays through tuple
+ * pointers copied the whole 128-byte array in and out per access (memcpy,
+ * profiled); plain C indexing is one load or store. */
+static inline uint64_t tether_internal_entry_runtime(unsigned i) { return tether_internal_context.runtime[i]; }
+static inline uint32_t tether_internal_entry_round(unsigned i) { return tether_internal_context.round[i]; }
+static inline const void *tether_internal_entry_meta(unsigned i) { return tether_internal_context.meta[i]; }
+static inline uint64_t tether_internal_entry_wave(unsigned i) { return tether_internal_context.wave[i]; }
+static inline void tether_internal_set_entry(unsigned i, uint64_t runtime, uint32_t round,
+                                             const void *meta, uint64_t wave) {
+  tether_internal_context.runtime[i] = runtime;
+  tether_internal_context.round[i] = round;
+  tether_internal_context.meta[i] = meta;
+  tether_internal_context.wave[i] = wave;
+}
+static inline void tether_internal_set_entry_cause(unsigned i, uint32_t round, const void *meta,
+                                                   uint64_t wave) {
+  tether_internal_context.round[i] = round;
+  tether_internal_context.meta[i] = meta;
+  tether_internal_context.wave[i] = wave;
+}
+/* The innermost entry of `runtime`, or -1: scanned from the top. */
+static inline int tether_internal_find_entry(uint64_t runtime, unsigned depth) {
+  while (depth > 0) {
+    depth--;
+    if (tether_internal_context.runtime[depth] == runtime) return (int)depth;
+  }
+  return -1;
+}
+
 /* How many callbacks deep this thread is (in any runtime). Read on every
  * write, so it lives apart from the rest in initial-exec TLS: a plain
  * %fs-relative load instead of a __tls_get_addr call (profiled). */
