@@ -35,7 +35,7 @@ final class Runtime {
     var drainsStarted: UInt64 = 0
     var drainsCompleted: UInt64 = 0
     var feedbackCuts: UInt64 = 0
-    var batch: [UInt32] = []          // owned by the deliveryLock holder
+    var batch = IndexQueue()          // owned by the deliveryLock holder
 
     // The loop.
     let loop: UnsafeMutablePointer<uv_loop_t>

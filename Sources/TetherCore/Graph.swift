@@ -118,8 +118,8 @@ public final class Graph {
     public internal(set) var liveStates = 0
     public internal(set) var liveObservers = 0
 
-    var syncQueue: [UInt32] = []
-    var loopQueue: [UInt32] = []
+    var syncQueue = IndexQueue()
+    var loopQueue = IndexQueue()
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
     var loopWakeRequested = false

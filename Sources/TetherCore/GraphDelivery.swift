@@ -34,16 +34,16 @@ extension Graph {
     }
 
     /// Moves the queued calls into `batch` (cleared first), in delivery order.
-    /// Swapping buffers keeps both arrays' capacity, so steady state allocates nothing.
-    public func takeBatch(_ queue: DeliveryQueue, into batch: inout [UInt32]) {
-        batch.removeAll(keepingCapacity: true)
+    /// Swapping buffers keeps both queues' capacity, so steady state allocates nothing.
+    public func takeBatch(_ queue: DeliveryQueue, into batch: inout IndexQueue) {
+        batch.removeAll()
         switch queue {
         case .sync: swap(&batch, &syncQueue)
         case .loop: swap(&batch, &loopQueue)
         }
         epoch &+= 1
         if batch.count > 1 {
-            batch.sort { sequence(of: $0) < sequence(of: $1) }
+            batch.sort { sequence(of: $0) }
         }
     }
 
@@ -71,8 +71,8 @@ extension Graph {
         observers[i].pending = false
         let initial = observers[i].pendingInitial
         observers[i].pendingInitial = false
-        let old = observers[i].pendingOld
-        observers[i].pendingOld = nil
+        var old: Value? = nil
+        swap(&old, &observers[i].pendingOld)  // moved out: no retain/release pair
         let target = observers[i].target
         let path = observers[i].path
         let whole: Value?
@@ -106,7 +106,7 @@ extension Graph {
         d.change.state = state
         d.change.computed = computed
         d.change.path = path
-        d.change.oldValue = initial ? new : old
+        if initial { d.change.oldValue = new } else { swap(&d.change.oldValue, &old) }
         d.change.newValue = new
         d.change.revision = observers[i].pendingRevision
         d.change.isInitial = initial
@@ -155,8 +155,8 @@ extension Graph {
         links.destroy()
         bases.destroy()
         firstFreeBase = noIndex
-        syncQueue = []
-        loopQueue = []
+        syncQueue = IndexQueue()
+        loopQueue = IndexQueue()
         firstFreeState = noIndex
         firstFreeObserver = noIndex
         firstFreeDerived = noIndex

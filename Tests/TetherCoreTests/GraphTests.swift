@@ -18,11 +18,11 @@ final class Recorder {
 
 @discardableResult
 func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
-    var batch: [UInt32] = []
+    var batch = IndexQueue()
     var calls = 0
     while queue == .sync ? g.hasSyncWork : g.hasLoopWork {
         g.takeBatch(queue, into: &batch)
-        for i in batch {
+        for i in (0..<batch.count).map({ batch[$0] }) {
             if Graph.isEffectEntry(i) {
                 g.runDerived(i)
                 continue
@@ -228,7 +228,7 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
         let g = Graph(maxRounds: 10), r = Recorder()
         let a = try g.createState(.int(0)), b = try g.createState(.int(0))
         var refused: TetherError?
-        var batch: [UInt32] = []
+        var batch = IndexQueue()
         _ = try g.observe(a, path: nil, options: [], sink: r.sink("a"))
         _ = try g.observe(b, path: nil, options: [], sink: r.sink("b"))
         try g.write(a, .int(1))
@@ -236,7 +236,7 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
         var round: UInt32 = 0
         while g.hasLoopWork && refused == nil {
             g.takeBatch(.loop, into: &batch)
-            for i in batch {
+            for i in (0..<batch.count).map({ batch[$0] }) {
                 guard let d = g.beginDelivery(i) else { continue }
                 round = d.round + 1
                 let target = d.change.state == a ? b : a

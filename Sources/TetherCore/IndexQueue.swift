@@ -1,0 +1,45 @@
+/// A growable list of UInt32 queue entries that empties in O(1). The
+/// delivery queues are filled and emptied once per write; Array's
+/// removeAll(keepingCapacity:) cost ~80 instructions each time (a generic
+/// replaceSubrange call; profiled), this costs a store.
+public final class IndexQueue {
+    private var storage: UnsafeMutablePointer<UInt32>
+    private var capacity: Int
+    public private(set) var count = 0
+
+    public init(capacity: Int = 16) {
+        self.capacity = max(capacity, 1)
+        storage = .allocate(capacity: self.capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    @inline(__always) public var isEmpty: Bool { count == 0 }
+
+    @inline(__always) public subscript(i: Int) -> UInt32 {
+        precondition(i >= 0 && i < count, "IndexQueue index out of range")
+        return storage[i]
+    }
+
+    @inline(__always) public func append(_ entry: UInt32) {
+        if count == capacity { grow() }
+        storage[count] = entry
+        count += 1
+    }
+
+    @inline(__always) public func removeAll() { count = 0 }
+
+    /// Sorts the entries by a key (stable order is not needed: keys are unique).
+    public func sort(by key: (UInt32) -> UInt64) {
+        var entries = UnsafeMutableBufferPointer(start: storage, count: count)
+        entries.sort { key($0) < key($1) }
+    }
+
+    private func grow() {
+        let bigger = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity * 2)
+        bigger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = bigger
+        capacity *= 2
+    }
+}
