@@ -59,7 +59,7 @@ private func writeState(_ s: tether_state_t, _ fn: String, _ op: WriteOp) -> Int
 private func setValue(_ s: tether_state_t, _ fn: String, _ make: () throws(TetherError) -> Value) -> Int32 {
     let value: Value
     do { value = try make() } catch { return stateError(fn, s, error) }
-    return writeState(s, fn, .put(value, at: .root))
+    return writeState(s, fn, .set(value))
 }
 
 // MARK: Creating and freeing
@@ -230,7 +230,7 @@ public func tether_state_set_bool(_ s: tether_state_t, _ v: Bool) -> Int32 {
 
 @_cdecl("tether_state_set_int")
 public func tether_state_set_int(_ s: tether_state_t, _ v: Int64) -> Int32 {
-    writeState(s, "tether_state_set_int", .put(.int(v), at: .root))
+    writeState(s, "tether_state_set_int", .set(.int(v)))
 }
 
 @_cdecl("tether_state_set_double")

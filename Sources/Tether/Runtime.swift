@@ -36,6 +36,9 @@ final class Runtime {
     var drainsCompleted: UInt64 = 0
     var feedbackCuts: UInt64 = 0
     var batch = IndexQueue()          // owned by the deliveryLock holder
+    /// The thread that took the delivery lock to write a validated state
+    /// (0 when none): it may run validators (Graph.callbacksReady).
+    var deliveryOwner: UInt = 0
 
     // The loop.
     let loop: UnsafeMutablePointer<uv_loop_t>

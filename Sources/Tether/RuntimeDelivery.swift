@@ -67,6 +67,9 @@ extension Runtime {
     /// the given round.
     func installGate() {
         graph.stackIsLow = { tether_internal_stack_is_low() != 0 }
+        graph.callbacksReady = { [unowned(unsafe) self] in
+            DeliveryContext.isDelivering(self.id) || self.deliveryOwner == Runtime.currentThread
+        }
         // unowned(unsafe): the graph lives exactly as long as its runtime, and
         // a checked unowned reference cost a refcount round trip per callback.
         graph.gate = { [unowned(unsafe) self] round, cause, body in

@@ -27,7 +27,6 @@ extension Runtime {
                 : "a compute callback must not write states (computeds are derived values without side effects; use an effect)"))
         }
         if let context = openTransaction() { return stage(s, op, context, check) }
-        if graph.needsValidation(s) { return writeValidated(s, op, wantRevision, check) }
         if depth != 0 { graph.cause = DeliveryContext.cause(for: id) }
         var revision: UInt64 = 0
         do {
@@ -36,6 +35,10 @@ extension Runtime {
             if wantRevision { revision = try graph.stateRevision(s) }
         } catch {
             if depth != 0 { graph.cause = Cause() }
+            if error.code == .busy && error.message == Graph.validatorNeedsOwner.message {
+                // The state has a validator: write again, ready to run it.
+                return writeValidated(s, op, wantRevision, check)
+            }
             if error.code == .feedbackLoop { feedbackCuts &+= 1 }
             lock.unlock()
             return .failed(error)
@@ -77,18 +80,21 @@ extension Runtime {
             return .failed(TetherError(.stale, "the runtime was freed during the write"))
         }
         graph.cause = writeCause(nil)
+        if owns { deliveryOwner = Runtime.currentThread }
         var revision: UInt64 = 0
         do {
             if let check { try check(graph.read(s)) }
             try graph.write(op, to: s, round: currentRound)
             if wantRevision { revision = try graph.stateRevision(s) }
         } catch {
+            deliveryOwner = 0
             graph.cause = Cause()
             if error.code == .feedbackLoop { feedbackCuts &+= 1 }
             leaveEvaluation(ownsDelivery: owns)
             return .failed(error)
         }
         graph.cause = Cause()
+        deliveryOwner = 0
         leaveEvaluation(ownsDelivery: owns)
         return .done(revision: revision)
     }

@@ -71,6 +71,7 @@ extension Runtime {
     }
 
     /// This thread's innermost open transaction, if any. `lock` held.
+    @inline(__always)
     func openTransaction() -> ThreadContext? {
         guard let context = threadContext(), !context.transactions.isEmpty else { return nil }
         return context

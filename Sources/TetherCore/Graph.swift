@@ -86,6 +86,9 @@ public final class Graph {
     public internal(set) var untrackedDepth = 0
     /// Validators running now: a write from one is refused.
     public internal(set) var validatingDepth = 0
+    /// Whether the writing thread may run a validator now (nil: always).
+    /// See `Graph.validatorNeedsOwner`.
+    public var callbacksReady: (() -> Bool)?
     var propagateStack: [Int] = []
     /// Held-back deliveries: nothing is delivered while a batch is open.
     public var batchDepth = 0

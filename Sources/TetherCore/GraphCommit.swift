@@ -7,6 +7,8 @@
 /// that writer's changes to sibling paths (Redis MULTI/EXEC, not a blind
 /// overwrite of the whole value).
 public enum WriteOp {
+    /// Replace the whole value.
+    case set(Value)
     /// Replace the value at the pointer (the root: the whole value).
     case put(Value, at: JSONPointer)
     case remove(at: JSONPointer)
@@ -67,6 +69,8 @@ extension Graph {
 
     func apply(_ op: WriteOp, to value: inout Value, state i: Int) throws(TetherError) {
         switch op {
+        case let .set(new):
+            value = try admit(new, into: i)
         case let .put(new, at: path):
             if path.isRoot {
                 value = try admit(new, into: i)
@@ -86,6 +90,8 @@ extension Graph {
     private func affectedPath(_ ops: [WriteOp], before: Value) -> JSONPointer {
         guard ops.count == 1 else { return .root }
         switch ops[0] {
+        case .set:
+            return .root
         case let .put(_, at: path):
             return appendTarget(path, in: before) ?? path
         case let .remove(at: path):
@@ -205,6 +211,8 @@ extension Graph {
     @discardableResult @inlinable
     public func write(_ op: WriteOp, to id: StateID, round: UInt32) throws(TetherError) -> Bool {
         switch op {
+        case let .set(value):
+            return try write(id, value, round: round)
         case let .put(value, at: path):
             if path.isRoot { return try write(id, value, round: round) }
             return try write(id, value, at: path, round: round)

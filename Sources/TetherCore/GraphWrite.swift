@@ -9,7 +9,8 @@ extension Graph {
         try checkRound(round, i)
         if !states[i].described.isEmpty {
             if states[i].described.contains(.validator) {
-                return try commitOne(i, .put(value, at: .root), round: round)
+                try checkOwnerReady()
+                return try commitOne(i, .set(value), round: round)
             }
             try checkWritable(i)
         }
@@ -34,7 +35,10 @@ extension Graph {
         if path.isRoot { return try write(id, value, round: round) }
         let i = try resolve(id)
         try checkRound(round, i)
-        if states[i].described.contains(.validator) { return try commitOne(i, .put(value, at: path), round: round) }
+        if states[i].described.contains(.validator) {
+            try checkOwnerReady()
+            return try commitOne(i, .put(value, at: path), round: round)
+        }
         try checkWritable(i)
         try Value.checkNesting(of: value, under: path.tokens.count)
         if let before = states[i].value.valueIfPresent(at: path), before == value {
@@ -64,6 +68,7 @@ extension Graph {
         }
         try checkRound(round, i)
         if states[i].described.contains(.validator) {
+            try checkOwnerReady()
             _ = try commitOne(i, .remove(at: path), round: round)
             return
         }

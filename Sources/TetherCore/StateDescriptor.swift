@@ -45,6 +45,17 @@ public final class Validator {
 }
 
 extension Graph {
+    /// Thrown by a write that meets a validator while `callbacksReady` says
+    /// the writing thread may not run callbacks now: the owner must first
+    /// take whatever makes them safe (the C face: its delivery lock), then
+    /// write again. Keeps the common write free of a separate validator lookup.
+    public static let validatorNeedsOwner = TetherError(.busy, "a validator must run: the owner writes again, ready for callbacks")
+
+    @inline(__always)
+    func checkOwnerReady() throws(TetherError) {
+        if let ready = callbacksReady, !ready() { throw Graph.validatorNeedsOwner }
+    }
+
     /// Sets or removes (nil) a state's descriptor. Returns the validator it
     /// replaced, whose release the caller runs outside its lock.
     public func describe(_ id: StateID, _ descriptor: StateDescriptor?) throws(TetherError) -> Validator? {
