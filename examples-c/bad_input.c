@@ -557,9 +557,14 @@ static void test_runtime_options(void) {
   CHECK_ERR(tether_runtime_new(&opts, &rt), TETHER_EINVAL);
   CHECK_MENTIONS("reserved");
   tether_runtime_options_init(&opts);
-  opts.reserved[7] = 0xffffffffu;
+  opts.reserved[6] = 0xffffffffu;
   CHECK_ERR(tether_runtime_new(&opts, &rt), TETHER_EINVAL);
   CHECK_INT_EQ(rt.id, 0xdeadbeefULL); /* never written on failure */
+  tether_runtime_options_init(&opts);
+  opts.flags = 0x100; /* no such runtime flag */
+  CHECK_ERR(tether_runtime_new(&opts, &rt), TETHER_EINVAL);
+  CHECK_MENTIONS("flags");
+  CHECK_INT_EQ(rt.id, 0xdeadbeefULL);
 }
 
 static void test_runtime_calls(tether_runtime_t rt) {

@@ -300,8 +300,21 @@ typedef struct tether_runtime_options {
    * write from a callback fails with TETHER_ELOOP (0 means the default, 100).
    * Ends observer ping-pong with an error instead of a hang. */
   unsigned max_rounds;
-  unsigned reserved[8];      /* zero; room for later options */
+  unsigned flags;            /* TETHER_RUNTIME_*; default 0 */
+  unsigned reserved[7];      /* zero; room for later options */
 } tether_runtime_options_t;
+
+/* Runtime flags (tether_runtime_options_t.flags). */
+/* An opt-in single-threaded runtime, for hot paths in programs that touch a
+ * runtime from one thread only (Qt's bindable properties make the same
+ * trade): no locks are taken at all. Every call with a handle of this
+ * runtime must come from the thread that created it, which is also its loop
+ * thread, so the mode must be TETHER_LOOP_HOST or TETHER_LOOP_EXTERNAL
+ * (TETHER_EINVAL with TETHER_LOOP_THREAD). A call from any other thread
+ * fails with TETHER_ETHREAD and touches nothing. Everything else (SYNC and
+ * loop delivery, rounds, transactions, flush) behaves as in a thread-safe
+ * runtime. */
+#define TETHER_RUNTIME_SINGLE_THREAD 1u
 
 /* Fills *opts with the defaults. Call it before setting fields, so fields
  * added in later versions get their defaults too. NULL is ignored. */
@@ -309,7 +322,8 @@ void tether_runtime_options_init(tether_runtime_options_t *opts);
 
 /* Creates a runtime. opts may be NULL for the defaults (own background loop
  * thread). Errors: TETHER_EINVAL (out NULL, bad mode, EXTERNAL without a
- * loop, non-zero reserved field), TETHER_ENOMEM (more than 1023 runtimes
+ * loop, unknown flag, TETHER_RUNTIME_SINGLE_THREAD with TETHER_LOOP_THREAD,
+ * non-zero reserved field), TETHER_ENOMEM (more than 1023 runtimes
  * alive at once), TETHER_EUV (libuv could not start the loop or thread). */
 int tether_runtime_new(const tether_runtime_options_t *opts, tether_runtime_t *out);
 

@@ -39,9 +39,17 @@ public func tether_runtime_new(_ opts: UnsafePointer<tether_runtime_options_t>?,
     } else if options.loop != nil {
         return fail(.invalidArgument, "tether_runtime_new: options.loop is only for TETHER_LOOP_EXTERNAL")
     }
+    guard options.flags & ~UInt32(TETHER_RUNTIME_SINGLE_THREAD) == 0 else {
+        return fail(.invalidArgument, "tether_runtime_new: unknown runtime flags 0x\(String(options.flags, radix: 16))")
+    }
+    let singleThread = options.flags & UInt32(TETHER_RUNTIME_SINGLE_THREAD) != 0
+    if singleThread && mode == .thread {
+        return fail(.invalidArgument, "tether_runtime_new: TETHER_RUNTIME_SINGLE_THREAD needs TETHER_LOOP_HOST or TETHER_LOOP_EXTERNAL (its one thread must also run its loop)")
+    }
     let rounds = options.max_rounds == 0 ? 100 : UInt32(options.max_rounds)
     do {
-        let runtime = try Runtime.create(mode: mode, externalLoop: external, maxRounds: rounds)
+        let runtime = try Runtime.create(mode: mode, externalLoop: external, maxRounds: rounds,
+                                         singleThread: singleThread)
         out.pointee = tether_runtime_t(id: runtime.id)
         return 0
     } catch {

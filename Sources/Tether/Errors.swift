@@ -20,7 +20,10 @@ func fail(_ code: ErrorCode, _ message: String) -> Int32 {
 /// The runtime of a handle is gone or the handle is of another kind.
 @inline(never)
 func staleHandle(_ what: String, _ id: UInt64) -> Int32 {
-    fail(.stale, "\(what) handle 0x\(String(id, radix: 16)) is stale: it was freed, its runtime was freed, or it never existed")
+    if tether_internal_take_wrong_thread() != 0 {
+        return fail(.wrongThread, "\(what) handle 0x\(String(id, radix: 16)) belongs to a TETHER_RUNTIME_SINGLE_THREAD runtime, which only the thread that created it may call")
+    }
+    return fail(.stale, "\(what) handle 0x\(String(id, radix: 16)) is stale: it was freed, its runtime was freed, or it never existed")
 }
 
 func hex(_ id: UInt64) -> String { "0x" + String(id, radix: 16) }

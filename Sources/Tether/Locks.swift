@@ -5,8 +5,11 @@ import Glibc
 /// which Synchronization.Mutex cannot do.
 final class Lock {
     let raw: UnsafeMutablePointer<pthread_mutex_t>
+    /// A single-threaded runtime's locks: every operation is a no-op.
+    let disabled: Bool
 
-    init() {
+    init(disabled: Bool = false) {
+        self.disabled = disabled
         raw = .allocate(capacity: 1)
         pthread_mutex_init(raw, nil)
     }
@@ -16,9 +19,9 @@ final class Lock {
         raw.deallocate()
     }
 
-    @inline(__always) func lock() { pthread_mutex_lock(raw) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(raw) }
-    @inline(__always) func tryLock() -> Bool { pthread_mutex_trylock(raw) == 0 }
+    @inline(__always) func lock() { if !disabled { pthread_mutex_lock(raw) } }
+    @inline(__always) func unlock() { if !disabled { pthread_mutex_unlock(raw) } }
+    @inline(__always) func tryLock() -> Bool { disabled || pthread_mutex_trylock(raw) == 0 }
 }
 
 final class Condition {

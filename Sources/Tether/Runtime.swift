@@ -23,13 +23,18 @@ final class Runtime {
     /// freed, and a counted reference here cost two refcount operations per
     /// callback (profiled).
     unowned(unsafe) let lock: Lock
+    /// TETHER_RUNTIME_SINGLE_THREAD: the thread that owns the runtime (its
+    /// only caller); 0 for a thread-safe runtime.
+    let owner: UInt
+    /// A single-threaded runtime's own (disabled) lock; `lock` points at it.
+    private let ownLock: Lock?
     var id: UInt64 { HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0, generation: generation) }
 
     /// Set once by tether_runtime_free; every call checks it under `lock`.
     var dead = false
 
     // Delivery.
-    let deliveryLock = Lock()
+    let deliveryLock: Lock
     let idleCondition = Condition()
     var loopDraining = false
     var drainsStarted: UInt64 = 0
@@ -61,9 +66,19 @@ final class Runtime {
     var scopes = HandleTable<ScopeRecord>()
 
     init(slot: RuntimeSlot, slotIndex: Int, generation: UInt32, mode: Mode, graph: Graph,
-         loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool) {
+         loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool, singleThread: Bool) {
         self.slot = slot
-        self.lock = slot.lock
+        if singleThread {
+            let own = Lock(disabled: true)
+            ownLock = own
+            lock = own
+            owner = Runtime.currentThread
+        } else {
+            ownLock = nil
+            lock = slot.lock
+            owner = 0
+        }
+        deliveryLock = Lock(disabled: singleThread)
         self.slotIndex = slotIndex
         self.generation = generation
         self.mode = mode

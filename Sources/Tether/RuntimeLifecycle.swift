@@ -5,7 +5,7 @@ import TetherCore
 /// Creating and tearing down runtimes and their loops.
 extension Runtime {
     static func create(mode: Mode, externalLoop: UnsafeMutablePointer<uv_loop_t>?,
-                       maxRounds: UInt32) throws(TetherError) -> Runtime {
+                       maxRounds: UInt32, singleThread: Bool) throws(TetherError) -> Runtime {
         guard let slotIndex = RuntimeTable.allocate() else {
             throw TetherError(.noMemory, "too many runtimes alive at once (limit \(HandleCodec.maxRuntimes))")
         }
@@ -28,7 +28,8 @@ extension Runtime {
             }
         }
         let runtime = Runtime(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
-                              graph: graph, loop: loop, ownsLoop: externalLoop == nil)
+                              graph: graph, loop: loop, ownsLoop: externalLoop == nil,
+                              singleThread: singleThread)
         runtime.installGate()
         do throws(TetherError) {
             try runtime.startLoop()
@@ -42,6 +43,7 @@ extension Runtime {
         }
         slot.lock.lock()
         slot.runtime = runtime
+        slot.owner = runtime.owner
         slot.lock.unlock()
         return runtime
     }
@@ -97,8 +99,12 @@ extension Runtime {
     /// handle of this runtime fails, and flush waiters wake up.
     func markDead() {
         dead = true
+        // A single-threaded runtime's `lock` is not the slot's: take that.
+        if owner != 0 { slot.lock.lock() }
         slot.runtime = nil
+        slot.owner = 0
         slot.generations = GenerationCounter(startingAt: graph.nextGeneration)
+        if owner != 0 { slot.lock.unlock() }
         idleCondition.broadcast()
         RuntimeTable.release(slotIndex)
     }

@@ -36,8 +36,13 @@ static const char *mode_note = "runtime TETHER_LOOP_HOST (no loop thread; thread
 /* ======================================================================== */
 
 static double kairo_deep_ms = -1; /* reused as the 50-deep chain figure */
+static double kairo_deep_single_ms = -1; /* the same, single-threaded runtime */
+/* How each runtime mode is described in the results. */
+static const char *const rt_mode_notes[3] = {
+    "TETHER_LOOP_HOST runtime", "default runtime (TETHER_LOOP_THREAD)",
+    "TETHER_LOOP_HOST + TETHER_RUNTIME_SINGLE_THREAD (no locks; one thread only)"};
 
-static void bench_kairo(void) {
+static void bench_kairo(const char *group) {
   int c;
   int samples = quick ? 2 : 10, per_sample = quick ? 5 : 500;
   for (c = 0; c < WL_KAIRO_CASES; c++) {
@@ -46,7 +51,7 @@ static void bench_kairo(void) {
     int64_t best = INT64_MAX;
     const char *name = wl_kairo_name((wl_kairo_case_t)c);
     if (wl_kairo_build((wl_kairo_case_t)c, NULL, &k)) {
-      bench_emit(SYS, "kairo", name, 0, 0, "ms", NULL, NULL, "build failed");
+      bench_emit(SYS, group, name, 0, 0, "ms", NULL, NULL, "build failed");
       continue;
     }
     for (i = 0; i < 3; i++) failed |= wl_kairo_iter(k);
@@ -57,10 +62,12 @@ static void bench_kairo(void) {
       if (dt < best) best = dt;
     }
     failed |= wl_kairo_free(k);
-    bench_emit(SYS, "kairo", name, !failed, best / 1e6, "ms",
+    bench_emit(SYS, group, name, !failed, best / 1e6, "ms",
                "build once, 3 warm-up iter(), fastest of 10 samples of 500 iter()", NULL,
-               failed ? "a check failed (see stderr)" : NULL);
-    if (c == WL_KAIRO_DEEP && !failed) kairo_deep_ms = best / 1e6;
+               failed ? "a check failed (see stderr)" : wl_runtime_flags ? rt_mode_notes[2] : NULL);
+    if (c == WL_KAIRO_DEEP && !failed) {
+      if (wl_runtime_flags) kairo_deep_single_ms = best / 1e6; else kairo_deep_ms = best / 1e6;
+    }
   }
 }
 
@@ -209,14 +216,15 @@ static void bench_dynamic(void) {
 /* Runtimes for the micro-workloads                                          */
 /* ======================================================================== */
 
-typedef enum rt_mode { RT_HOST = 0, RT_THREAD = 1 } rt_mode_t;
+typedef enum rt_mode { RT_HOST = 0, RT_THREAD = 1, RT_SINGLE = 2 } rt_mode_t;
 
-static const char *const rt_mode_names[2] = {"host", "thread"};
+static const char *const rt_mode_names[3] = {"host", "thread", "single"};
 
 static int make_runtime(rt_mode_t mode, tether_runtime_t *rt) {
   tether_runtime_options_t o;
   tether_runtime_options_init(&o);
-  o.mode = mode == RT_HOST ? TETHER_LOOP_HOST : TETHER_LOOP_THREAD;
+  o.mode = mode == RT_THREAD ? TETHER_LOOP_THREAD : TETHER_LOOP_HOST;
+  if (mode == RT_SINGLE) o.flags = TETHER_RUNTIME_SINGLE_THREAD;
   return tether_runtime_new(&o, rt);
 }
 
@@ -295,7 +303,7 @@ static void bench_setnotify_mode(rt_mode_t mode) {
   bench_emit(SYS, "micro", name, !failed, (double)best / (double)n, "ns/write",
              "1M writes of distinct ints, one SYNC observer reading the new value; fastest of 5 "
              "runs after 10k warm-up writes",
-             NULL, "%s", mode == RT_HOST ? "TETHER_LOOP_HOST runtime" : "default runtime (TETHER_LOOP_THREAD)");
+             NULL, "%s", rt_mode_notes[mode]);
 }
 
 /* ======================================================================== */
@@ -355,34 +363,44 @@ static void bench_fanout_mode(rt_mode_t mode) {
   bench_emit(SYS, "micro", name, !failed, (double)best / ((double)writes * OBS),
              "ns/notification",
              "one state, 1000 SYNC observers, 10k writes; time / (writes x 1000); fastest of 5",
-             NULL, "%s", mode == RT_HOST ? "TETHER_LOOP_HOST runtime" : "default runtime (TETHER_LOOP_THREAD)");
+             NULL, "%s", rt_mode_notes[mode]);
 }
 
 /* ======================================================================== */
 /* 50-deep chain = kairo deepPropagation                                      */
 /* ======================================================================== */
 
-static void bench_chain(void) {
-  if (kairo_deep_ms < 0) {
-    /* kairo not run in this invocation: measure deepPropagation alone. */
-    wl_kairo_t *k;
-    int failed = 0, s, i, samples = quick ? 2 : 10, per = quick ? 5 : 500;
-    int64_t best = INT64_MAX;
-    if (wl_kairo_build(WL_KAIRO_DEEP, NULL, &k)) failed = 1;
-    for (i = 0; i < 3 && !failed; i++) failed |= wl_kairo_iter(k);
-    for (s = 0; s < samples && !failed; s++) {
-      int64_t t0 = bench_now_ns(), dt;
-      for (i = 0; i < per; i++) failed |= wl_kairo_iter(k);
-      dt = bench_now_ns() - t0;
-      if (dt < best) best = dt;
-    }
-    failed |= wl_kairo_free(k);
-    if (!failed) kairo_deep_ms = best / 1e6;
+/* deepPropagation alone, when the kairo suite did not run in this invocation. */
+static double measure_deep(void) {
+  wl_kairo_t *k;
+  int failed = 0, s, i, samples = quick ? 2 : 10, per = quick ? 5 : 500;
+  int64_t best = INT64_MAX;
+  if (wl_kairo_build(WL_KAIRO_DEEP, NULL, &k)) return -1;
+  for (i = 0; i < 3 && !failed; i++) failed |= wl_kairo_iter(k);
+  for (s = 0; s < samples && !failed; s++) {
+    int64_t t0 = bench_now_ns(), dt;
+    for (i = 0; i < per; i++) failed |= wl_kairo_iter(k);
+    dt = bench_now_ns() - t0;
+    if (dt < best) best = dt;
   }
-  bench_emit(SYS, "micro", "50-deep chain", kairo_deep_ms >= 0, kairo_deep_ms, "ms",
-             "kairo deepPropagation: head -> 50 computeds -> 1 SYNC effect; 500 iter() of 51 "
-             "batched writes; fastest of 10 samples",
+  failed |= wl_kairo_free(k);
+  return failed ? -1 : best / 1e6;
+}
+
+static void bench_chain(void) {
+  static const char *const protocol =
+      "kairo deepPropagation: head -> 50 computeds -> 1 SYNC effect; 500 iter() of 51 "
+      "batched writes; fastest of 10 samples";
+  if (kairo_deep_ms < 0) kairo_deep_ms = measure_deep();
+  if (kairo_deep_single_ms < 0) {
+    wl_runtime_flags = TETHER_RUNTIME_SINGLE_THREAD;
+    kairo_deep_single_ms = measure_deep();
+    wl_runtime_flags = 0;
+  }
+  bench_emit(SYS, "micro", "50-deep chain", kairo_deep_ms >= 0, kairo_deep_ms, "ms", protocol,
              NULL, "%s", mode_note);
+  bench_emit(SYS, "micro", "50-deep chain [single]", kairo_deep_single_ms >= 0,
+             kairo_deep_single_ms, "ms", protocol, NULL, "%s", rt_mode_notes[RT_SINGLE]);
 }
 
 /* ======================================================================== */
@@ -676,15 +694,22 @@ int main(void) {
   fprintf(stderr, "bench_tether: libtether %s%s\n", tether_version(),
           quick ? " (BENCH_QUICK: small sizes, figures mean nothing)" : "");
   if (bench_want("memory")) bench_memory(); /* first: a fresh heap */
-  if (bench_want("kairo")) bench_kairo();
+  if (bench_want("kairo")) {
+    bench_kairo("kairo");
+    wl_runtime_flags = TETHER_RUNTIME_SINGLE_THREAD;
+    bench_kairo("kairo-single");
+    wl_runtime_flags = 0;
+  }
   if (bench_want("chain")) bench_chain();
   if (bench_want("setnotify")) {
     bench_setnotify_mode(RT_HOST);
     bench_setnotify_mode(RT_THREAD);
+    bench_setnotify_mode(RT_SINGLE);
   }
   if (bench_want("fanout")) {
     bench_fanout_mode(RT_HOST);
     bench_fanout_mode(RT_THREAD);
+    bench_fanout_mode(RT_SINGLE);
   }
   if (bench_want("crossthread")) bench_crossthread();
   if (bench_want("cellx")) bench_cellx();

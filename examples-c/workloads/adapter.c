@@ -61,10 +61,13 @@ int wl_expect_ok_(wl_report_t *r, const char *call, int rc) {
 
 /* ---- scopes ------------------------------------------------------------- */
 
+unsigned wl_runtime_flags = 0;
+
 int wl_runtime_new(tether_runtime_t *out) {
   tether_runtime_options_t opts;
   tether_runtime_options_init(&opts);
   opts.mode = TETHER_LOOP_HOST;
+  opts.flags = wl_runtime_flags;
   return tether_runtime_new(&opts, out);
 }
 

@@ -143,6 +143,10 @@ typedef struct wl_scope {
  * workloads only use SYNC effects). Free it with tether_runtime_free on the
  * thread that made it. */
 int wl_runtime_new(tether_runtime_t *out);
+/* Flags for the runtimes wl_runtime_new makes (tether_runtime_options_t
+ * .flags): the benchmarks set TETHER_RUNTIME_SINGLE_THREAD for their
+ * single-threaded pass. Default 0. */
+extern unsigned wl_runtime_flags;
 
 /* Opens a build scope (opts NULL: the defaults). `expected_nodes` sizes the
  * handle lists up front (0 is fine; they grow). Failures go to report. */

@@ -72,6 +72,17 @@ extern __thread unsigned tether_internal_contexts TETHER_INTERNAL __attribute__(
 static inline unsigned tether_internal_get_contexts(void) { return tether_internal_contexts; }
 static inline void tether_internal_set_contexts(unsigned n) { tether_internal_contexts = n; }
 
+/* Set when a handle lookup was refused because the handle's runtime is
+ * single-threaded and owned by another thread: the error reported is then
+ * TETHER_ETHREAD, not TETHER_ESTALE. */
+extern __thread unsigned tether_internal_wrong_thread TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+static inline unsigned tether_internal_take_wrong_thread(void) {
+  unsigned w = tether_internal_wrong_thread;
+  tether_internal_wrong_thread = 0;
+  return w;
+}
+static inline void tether_internal_set_wrong_thread(unsigned w) { tether_internal_wrong_thread = w; }
+
 /* Counts failures on this thread, so a caller can tell whether the message
  * in tls.message was written during a given callback. */
 extern __thread unsigned tether_internal_errors TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
