@@ -543,7 +543,9 @@ static void test_runtime_options(void) {
   tether_runtime_options_init(&opts);
   CHECK_INT_EQ(opts.mode, TETHER_LOOP_THREAD);
   CHECK(opts.loop == NULL);
-  for (i = 0; i < 8; i++) CHECK_INT_EQ(opts.reserved[i], 0);
+  CHECK_INT_EQ(opts.flags, 0);
+  for (i = 0; i < sizeof opts.reserved / sizeof opts.reserved[0]; i++)
+    CHECK_INT_EQ(opts.reserved[i], 0);
 
   opts.mode = (tether_loop_mode_t)7;
   CHECK_ERR(tether_runtime_new(&opts, &rt), TETHER_EINVAL);

@@ -47,7 +47,7 @@ final class TransactionMeta {
 }
 
 extension Runtime {
-    static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+    static var currentThread: UInt { UInt(pthread_self()) }
 
     /// This thread's context in this runtime, if it has one. `lock` held.
     /// Nearly free when the thread has nothing open anywhere.
