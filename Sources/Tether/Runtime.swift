@@ -19,10 +19,10 @@ final class Runtime {
     let generation: UInt32
     let mode: Mode
     let graph: Graph
-    /// The slot's lock. unowned(unsafe): slots (and their locks) are never
-    /// freed, and a counted reference here cost two refcount operations per
-    /// callback (profiled).
-    unowned(unsafe) let lock: Lock
+    /// The graph lock: the slot's (slots and their locks are never freed),
+    /// or a single-threaded runtime's own disabled one. A LockRef, not a
+    /// class reference: no refcounting per lock operation (profiled).
+    let lock: LockRef
     /// TETHER_RUNTIME_SINGLE_THREAD: the thread that owns the runtime (its
     /// only caller); 0 for a thread-safe runtime.
     let owner: UInt
@@ -34,7 +34,8 @@ final class Runtime {
     var dead = false
 
     // Delivery.
-    let deliveryLock: Lock
+    let deliveryLock: LockRef
+    private let deliveryLockOwner: Lock
     let idleCondition = Condition()
     var loopDraining = false
     var drainsStarted: UInt64 = 0
@@ -71,14 +72,15 @@ final class Runtime {
         if singleThread {
             let own = Lock(disabled: true)
             ownLock = own
-            lock = own
+            lock = LockRef(own)
             owner = Runtime.currentThread
         } else {
             ownLock = nil
-            lock = slot.lock
+            lock = LockRef(slot.lock)
             owner = 0
         }
-        deliveryLock = Lock(disabled: singleThread)
+        deliveryLockOwner = Lock(disabled: singleThread)
+        deliveryLock = LockRef(deliveryLockOwner)
         self.slotIndex = slotIndex
         self.generation = generation
         self.mode = mode
