@@ -109,6 +109,10 @@ extension Runtime {
     /// Ends `enterEvaluation`: entered with `lock` held, releases it, runs
     /// releases the evaluation left behind, then the delivery lock if owned.
     func leaveEvaluation(ownsDelivery: Bool) {
+        if !ownsDelivery && !graph.hasDeferredReleases && !graph.wantsLoopWake {
+            lock.unlock()  // a read nested in a callback: nothing else to do
+            return
+        }
         let deferred = graph.hasDeferredReleases ? graph.takeDeferredReleases() : nil
         wakeLoopIfNeeded()
         let sync = ownsDelivery && graph.hasSyncWork

@@ -27,6 +27,9 @@ extension Graph {
 
     /// True once after the loop queue became non-empty: the owner should wake
     /// its loop then, and only then (wake-ups are coalesced per loop turn).
+    /// Whether `takeLoopWakeRequest` would return true (without taking it).
+    public var wantsLoopWake: Bool { loopWakeRequested }
+
     public func takeLoopWakeRequest() -> Bool {
         let r = loopWakeRequested
         loopWakeRequested = false
