@@ -66,7 +66,7 @@ func freeDerived(_ id: UInt64, _ kind: HandleKind, _ fn: String) -> Int32 {
 
 /// Reads a computed (evaluating it if needed) and hands the value to `body`
 /// outside every lock.
-private func readComputed(_ c: tether_computed_t, _ fn: String, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+private func readComputed(_ c: tether_computed_t, _ fn: StaticString, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
     guard let runtime = RuntimeTable.acquire(c.id, .computed) else { return staleHandle("computed", c.id) }
     guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
     let value: Value

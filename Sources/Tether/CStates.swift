@@ -10,14 +10,14 @@ private func stateID(_ id: UInt64) -> StateID {
 }
 
 @inline(never)
-private func stateError(_ fn: String, _ s: tether_state_t, _ error: TetherError) -> Int32 {
+private func stateError(_ fn: StaticString, _ s: tether_state_t, _ error: TetherError) -> Int32 {
     fail(TetherError(error.code, "\(fn)(state \(hex(s.id))): \(error.message)"))
 }
 
 /// Reads the state's value under its runtime's lock (a copy is a retain at
 /// most) and hands it to `body` outside the lock.
 @inline(__always)
-private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer<CChar>? = nil, usePath: Bool = false,
+private func readState(_ s: tether_state_t, _ fn: StaticString, at path: UnsafePointer<CChar>? = nil, usePath: Bool = false,
                        _ body: (Value) throws(TetherError) -> Void) -> Int32 {
     var jsonPath: JSONPointer?
     if usePath {
@@ -49,14 +49,14 @@ private func readState(_ s: tether_state_t, _ fn: String, at path: UnsafePointer
 
 /// Applies (or stages) a write through the runtime's one write path.
 @inline(__always)
-private func writeState(_ s: tether_state_t, _ fn: String, _ op: WriteOp) -> Int32 {
+private func writeState(_ s: tether_state_t, _ fn: StaticString, _ op: WriteOp) -> Int32 {
     guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
     if case let .failed(error) = runtime.write(stateID(s.id), op) { return stateError(fn, s, error) }
     return 0
 }
 
 @inline(__always)
-private func setValue(_ s: tether_state_t, _ fn: String, _ make: () throws(TetherError) -> Value) -> Int32 {
+private func setValue(_ s: tether_state_t, _ fn: StaticString, _ make: () throws(TetherError) -> Value) -> Int32 {
     let value: Value
     do { value = try make() } catch { return stateError(fn, s, error) }
     return writeState(s, fn, .set(value))
@@ -265,7 +265,7 @@ public func tether_state_set_path_json(_ s: tether_state_t, _ path: UnsafePointe
     setPath(s, path, "tether_state_set_path_json") { () throws(TetherError) in try jsonValue(json, len, "json") }
 }
 
-private func setPath(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ fn: String,
+private func setPath(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ fn: StaticString,
                      _ make: () throws(TetherError) -> Value) -> Int32 {
     let value: Value
     let where_: JSONPointer

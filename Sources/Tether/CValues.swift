@@ -5,7 +5,7 @@ import TetherCore
 
 /// Runs `body` and stores its result as a new owned value in *out.
 @inline(__always)
-private func produce(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ fn: String,
+private func produce(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ fn: StaticString,
                      _ body: () throws(TetherError) -> Value) -> Int32 {
     guard let out else { return fail(.invalidArgument, "\(fn): out is NULL") }
     do {
@@ -18,7 +18,7 @@ private func produce(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ fn: String,
 
 /// Runs `body` on a borrowed value, mapping a NULL value and errors.
 @inline(__always)
-private func inspect(_ v: OpaquePointer?, _ fn: String,
+private func inspect(_ v: OpaquePointer?, _ fn: StaticString,
                      _ body: (Value) throws(TetherError) -> Void) -> Int32 {
     guard let v else { return fail(.invalidArgument, "\(fn): value is NULL") }
     do {
@@ -30,7 +30,7 @@ private func inspect(_ v: OpaquePointer?, _ fn: String,
 }
 
 @inline(__always)
-private func modify(_ v: OpaquePointer?, _ fn: String,
+private func modify(_ v: OpaquePointer?, _ fn: StaticString,
                     _ body: (inout Value) throws(TetherError) -> Void) -> Int32 {
     guard let v else { return fail(.invalidArgument, "\(fn): value is NULL") }
     do {
@@ -278,7 +278,7 @@ public func tether_value_assign(_ v: OpaquePointer?, _ src: OpaquePointer?) -> I
     return modifyValue(v, "tether_value_assign") { v in v = newValue }
 }
 
-private func modifyValue(_ v: OpaquePointer?, _ fn: String, _ body: (inout Value) throws(TetherError) -> Void) -> Int32 {
+private func modifyValue(_ v: OpaquePointer?, _ fn: StaticString, _ body: (inout Value) throws(TetherError) -> Void) -> Int32 {
     guard let v else { return fail(.invalidArgument, "\(fn): value is NULL") }
     do {
         try body(&valuePointer(v).pointee)
