@@ -11,7 +11,7 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
     guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
     defer { runtime.lock.unlock() }
     let body = DerivedBody(
-        compute: computeCallback(fn, userData, what: "its compute callback"),
+        compute: computeCallback(fn, userData),
         release: { destroy?(userData) })
     do {
         let id = try runtime.graph.createDerived(.computed, body: body)
@@ -26,8 +26,10 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
 /// Wraps a C compute (or custom binding get) callback for the graph: a
 /// non-zero return becomes the error cached for readers, with the message of
 /// the failing call inside the callback when there was one.
+/// (`isBindingGet` rather than a name string: the closure's context is made
+/// once per computed, and a captured String cost 16 bytes per computed.)
 func computeCallback(_ fn: @escaping tether_compute_fn, _ userData: UnsafeMutableRawPointer?,
-                     what: String) -> (inout Value) -> TetherError? {
+                     isBindingGet: Bool = false) -> (inout Value) -> TetherError? {
     return { result in
         let failuresBefore = tether_internal_error_count()
         let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), userData) }
@@ -37,6 +39,7 @@ func computeCallback(_ fn: @escaping tether_compute_fn, _ userData: UnsafeMutabl
         // an older one would describe something else.
         let why = tether_internal_error_count() != failuresBefore
             ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
+        let what = isBindingGet ? "its get callback" : "its compute callback"
         return TetherError(known, "\(what) returned \(code): \(why)")
     }
 }

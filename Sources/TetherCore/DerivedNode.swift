@@ -87,9 +87,6 @@ struct DerivedNode {
     var sequence: UInt64          // delivery order among effects and observers
     var pendingRound: UInt32
     var pendingRevision: UInt64
-    /// The cause of the latest write that queued it (effects, trackings).
-    var pendingMeta: AnyObject? = nil
-    var pendingWave: UInt64 = 0
     var running: UInt32
     var nextFree: UInt32
 }

@@ -94,6 +94,11 @@ public final class Graph {
     public var batchDepth = 0
     public internal(set) var liveDerived = 0
     var pendingSinkReleases: [ObserverSink] = []
+    /// The cause of the latest write that queued an effect or tracking, by
+    /// derived index, kept only when it is not the plain one (no metadata,
+    /// its own revision as the wave): a side table, so computed nodes do not
+    /// grow for what only queued callbacks need.
+    var derivedCauses: [UInt32: Cause] = [:]
     /// Descriptors of described states, by state index.
     var descriptors: [UInt32: StateDescriptor] = [:]
     /// What the writes being made now were caused by; the owner sets it

@@ -148,6 +148,7 @@ extension Graph {
             if let validator = descriptor.validator { sinks.append(validator.releaser) }
         }
         descriptors = [:]
+        derivedCauses = [:]
         sinks.append(contentsOf: pendingSinkReleases)
         bodies.append(contentsOf: pendingBodyReleases)
         pendingSinkReleases = []

@@ -105,8 +105,11 @@ extension Graph {
 
     func enqueueDerived(_ d: Int, round: UInt32) {
         derived[d].pendingRevision = revision
-        if cause.meta != nil || derived[d].pendingMeta != nil { derived[d].pendingMeta = cause.meta }
-        derived[d].pendingWave = cause.wave != 0 ? cause.wave : revision
+        if cause.meta != nil || cause.wave != 0 {
+            derivedCauses[UInt32(d)] = Cause(meta: cause.meta, wave: cause.wave != 0 ? cause.wave : revision)
+        } else if !derivedCauses.isEmpty {
+            derivedCauses[UInt32(d)] = nil  // the latest write's cause wins
+        }
         if derived[d].flags.contains(.queued) {
             derived[d].pendingRound = min(derived[d].pendingRound, round)
             return
@@ -289,9 +292,8 @@ extension Graph {
 
     /// The cause a queued effect or tracking runs with, handed over once.
     private func takeCause(_ d: Int) -> Cause {
-        let why = Cause(meta: derived[d].pendingMeta, wave: derived[d].pendingWave)
-        derived[d].pendingMeta = nil
-        return why
+        if !derivedCauses.isEmpty, let why = derivedCauses.removeValue(forKey: UInt32(d)) { return why }
+        return Cause(meta: nil, wave: derived[d].pendingRevision)
     }
 
     /// A tracking fires once: disarm, call on_change, end.
@@ -363,7 +365,7 @@ extension Graph {
         }
         let body = derived[d].body
         derived[d].body = nil
-        derived[d].pendingMeta = nil
+        if !derivedCauses.isEmpty { derivedCauses[UInt32(d)] = nil }
         derived[d].generation = 0
         derived[d].flags = []
         derived[d].value = .null
