@@ -752,7 +752,9 @@ int tether_transaction_begin(tether_runtime_t rt, const tether_transaction_info_
                              tether_transaction_t *out);
 
 /* Commits the innermost open transaction (which must be txn, on the thread
- * that began it). For the outermost one: checks every staged state (type
+ * that began it). For a nested one: its writes stay staged in the outer
+ * transaction and *revision (if not NULL) is set to 0. For the outermost
+ * one: checks every staged state (type
  * lock, read-only, range, validator — each validator once, with the state's
  * final staged value), then applies all of them at once under one new
  * runtime revision, stored in *revision when revision is not NULL (the
@@ -778,8 +780,8 @@ int tether_transaction_commit(tether_transaction_t txn, uint64_t *revision);
 int tether_transaction_abort(tether_transaction_t txn);
 
 /* The transaction info that applies on this thread now, copied into *out:
- * inside a callback, the info of the transaction that caused it; outside
- * callbacks, the info of this thread's innermost open transaction in rt.
+ * this thread's innermost open transaction in rt if it has one; otherwise,
+ * inside a callback of rt, the info of the transaction that caused it.
  * The tag pointer is borrowed (valid during the callback, or until the
  * transaction ends). Errors: TETHER_ESTALE (rt), TETHER_EINVAL (out NULL),
  * TETHER_ENOTFOUND (no transaction applies). */
@@ -967,9 +969,9 @@ typedef int (*tether_transform_fn)(const tether_value_t *from, tether_value_t *t
  * once. The binding also ends (destroy runs) when either state is freed; the
  * handle then fails with TETHER_ESTALE.
  * Errors: TETHER_ESTALE (a state), TETHER_EINVAL (out NULL, unknown flag,
- * source and target the same part of the same state, transforms given with
- * TETHER_BIND_INVERT_BOOLEAN, the states in different runtimes), TETHER_EPATH,
- * and with TETHER_BIND_SYNC_CREATE: the errors of reading the source, of the
+ * transforms given with TETHER_BIND_INVERT_BOOLEAN, the states in different
+ * runtimes, or source and target parts of one state that overlap: the same
+ * part, or one inside the other), TETHER_EPATH, and with TETHER_BIND_SYNC_CREATE: the errors of reading the source, of the
  * transform (TETHER_EREJECTED when it declines, TETHER_ETYPE for a non-bool
  * with TETHER_BIND_INVERT_BOOLEAN) and of writing the target. On error
  * nothing is bound and destroy is not called. */
