@@ -971,7 +971,8 @@ typedef int (*tether_transform_fn)(const tether_value_t *from, tether_value_t *t
  * Errors: TETHER_ESTALE (a state), TETHER_EINVAL (out NULL, unknown flag,
  * transforms given with TETHER_BIND_INVERT_BOOLEAN, the states in different
  * runtimes, or source and target parts of one state that overlap: the same
- * part, or one inside the other), TETHER_EPATH, and with TETHER_BIND_SYNC_CREATE: the errors of reading the source, of the
+ * part, or one inside the other), TETHER_EPATH, and with
+ * TETHER_BIND_SYNC_CREATE: the errors of reading the source, of the
  * transform (TETHER_EREJECTED when it declines, TETHER_ETYPE for a non-bool
  * with TETHER_BIND_INVERT_BOOLEAN) and of writing the target. On error
  * nothing is bound and destroy is not called. */
