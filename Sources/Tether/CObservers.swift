@@ -17,9 +17,14 @@ private final class ObservedPath {
 
 /// Lends `value` to C as a `const tether_value_t *` for the duration of `body`.
 @inline(__always)
-private func lend<R>(_ value: Value?, _ body: (OpaquePointer?) -> R) -> R {
-    guard var value else { return body(nil) }
-    return withUnsafeMutablePointer(to: &value) { body(OpaquePointer($0)) }
+/// Lent in place, without a copy: an `Optional<Value>` holding a value has
+/// the same layout as the `Value` (Swift stores `.none` in a spare tag value
+/// of the payload, the extra inhabitant), so its address is the value's.
+private func lend<R>(_ value: borrowing Value?, _ body: (OpaquePointer?) -> R) -> R {
+    switch value {
+    case .none: return body(nil)
+    case .some: return withUnsafePointer(to: value) { body(OpaquePointer(UnsafeRawPointer($0))) }
+    }
 }
 
 /// Builds the Swift sink that calls a C observer, and the release that calls

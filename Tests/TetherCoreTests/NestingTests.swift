@@ -36,3 +36,22 @@ import Testing
         #expect(Value.string("a\u{0}b") == Value.string("a\u{0}b"))
     }
 }
+
+/// The C face lends an observer's `Value?` to C by the optional's address
+/// (CObservers.swift, `lend`): that is only right while a present optional
+/// has exactly the layout of its `Value`.
+@Suite struct OptionalValueLayoutTests {
+    @Test func anOptionalValueIsLaidOutAsTheValue() throws {
+        #expect(MemoryLayout<Value?>.size == MemoryLayout<Value>.size)
+        #expect(MemoryLayout<Value?>.alignment == MemoryLayout<Value>.alignment)
+        let samples: [Value] = [
+            .null, .bool(true), .int(-7), .double(2.5), .string("héllo"), .bytes([0, 255]),
+            .array([.int(1), .string("x")]), try Value(json: #"{"a":{"b":[1,2,3]}}"#),
+        ]
+        for sample in samples {
+            let present: Value? = sample
+            let seen = withUnsafePointer(to: present) { UnsafeRawPointer($0).load(as: Value.self) }
+            #expect(seen == sample)
+        }
+    }
+}
