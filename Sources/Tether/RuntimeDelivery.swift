@@ -67,6 +67,8 @@ extension Runtime {
     /// the given round.
     func installGate() {
         graph.stackIsLow = { tether_internal_stack_is_low() != 0 }
+        let slot = slotIndex
+        graph.stateHandleText = { id in hex(HandleCodec.state(slot, id)) }
         graph.callbacksReady = { [unowned(unsafe) self] in
             DeliveryContext.isDelivering(self.id) || self.deliveryOwner == Runtime.currentThread
         }

@@ -86,6 +86,8 @@ public final class Graph {
     public internal(set) var untrackedDepth = 0
     /// Validators running now: a write from one is refused.
     public internal(set) var validatingDepth = 0
+    /// How messages spell a state's handle (the C face: "0x…"); nil: "#index".
+    public var stateHandleText: ((StateID) -> String)?
     /// Whether the writing thread may run a validator now (nil: always).
     /// See `Graph.validatorNeedsOwner`.
     public var callbacksReady: (() -> Bool)?

@@ -128,7 +128,7 @@ extension Graph {
         for k in set.entries.indices {
             let i = Int(set.entries[k].index)
             guard i < states.count, states[i].generation == set.entries[k].generation else {
-                throw TetherError(.stale, "state #\(i) was freed before the transaction committed; nothing was applied")
+                throw TetherError(.stale, "a state of the transaction (#\(i)) was freed before it committed; nothing was applied")
             }
             try checkRound(round, i)
             try checkWritable(i)

@@ -90,9 +90,14 @@ extension Graph {
     }
 
     /// How messages name a state: by its descriptor's name when it has one.
+    /// With the owner's own name for the state (`stateHandleText`: the C
+    /// face's handle), so a message names it the way the caller knows it.
     func label(_ i: Int) -> String {
-        if states[i].described.contains(.stored), let name = descriptors[UInt32(i)]?.name { return "state '\(name)'" }
-        return "state #\(i)"
+        let handle = stateHandleText.map { $0(StateID(index: UInt32(i), generation: states[i].generation)) }
+        if states[i].described.contains(.stored), let name = descriptors[UInt32(i)]?.name {
+            return handle.map { "state '\(name)' (\($0))" } ?? "state '\(name)'"
+        }
+        return handle.map { "state \($0)" } ?? "state #\(i)"
     }
 
     /// Read-only: refuses any write, before its value is even looked at.
