@@ -1,3 +1,4 @@
+import CTether
 import TetherCore
 
 /// The 64 bits of a C handle:
@@ -23,7 +24,7 @@ struct DecodedHandle {
 
 enum HandleCodec {
     static let slotBits: UInt64 = 10
-    static let maxRuntimes = 1 << 10
+    static let maxRuntimes = Int(TETHER_INTERNAL_MAX_RUNTIMES)  // 1 << slotBits
     static let indexBits: UInt64 = 24
     static let generationBits = UInt64(GenerationCounter.bits)
 

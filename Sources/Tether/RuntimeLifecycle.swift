@@ -1,4 +1,5 @@
 import CLibUV
+import CTether
 import Glibc
 import TetherCore
 
@@ -43,7 +44,7 @@ extension Runtime {
         }
         slot.lock.lock()
         slot.runtime = runtime
-        slot.owner = runtime.owner
+        if runtime.owner != 0 { tether_internal_set_slot_owner(Int32(slotIndex), runtime.owner) }
         slot.lock.unlock()
         return runtime
     }
@@ -102,7 +103,7 @@ extension Runtime {
         // A single-threaded runtime's `lock` is not the slot's: take that.
         if owner != 0 { slot.lock.lock() }
         slot.runtime = nil
-        slot.owner = 0
+        if owner != 0 { tether_internal_set_slot_owner(Int32(slotIndex), 0) }
         slot.generations = GenerationCounter(startingAt: graph.nextGeneration)
         if owner != 0 { slot.lock.unlock() }
         idleCondition.broadcast()

@@ -12,12 +12,9 @@ final class RuntimeSlot {
     }
     /// The same reference, read on the hot path without a refcount round
     /// trip: `runtime` keeps it alive, and it is only read under `lock`
-    /// (or, for a single-threaded runtime, by its owner thread).
+    /// (or, for a single-threaded runtime, by its owner thread: the slot's
+    /// owner is kept in tether_internal_slot_owners, atomically).
     unowned(unsafe) var fastRuntime: Runtime?
-    /// The owner thread of the single-threaded runtime in this slot, or 0.
-    /// Written under `lock`; read without it by the owner, whose calls then
-    /// take no lock at all.
-    var owner: UInt = 0
     /// Outlives each runtime in the slot, so ids are never reissued by the next one.
     var generations = GenerationCounter()
 }
@@ -54,7 +51,7 @@ enum RuntimeTable {
         let h = HandleCodec.decode(id)
         guard h.kind == kind.rawValue, h.slot < HandleCodec.maxRuntimes else { return nil }
         return slotBase[h.slot]._withUnsafeGuaranteedRef { slot -> Runtime? in
-            if slot.owner != 0 { return acquireSingleThreaded(slot, h, kind) }
+            if tether_internal_slot_owner(Int32(h.slot)) != 0 { return acquireSingleThreaded(slot, h, kind) }
             slot.lock.lock()
             guard let runtime = slot.fastRuntime, !runtime.dead,
                   kind != .runtime || (h.generation == runtime.generation && h.index == 0) else {
@@ -70,7 +67,7 @@ enum RuntimeTable {
     /// only on its owner thread (others get nil and TETHER_ETHREAD).
     @inline(__always)
     private static func acquireSingleThreaded(_ slot: RuntimeSlot, _ h: DecodedHandle, _ kind: HandleKind) -> Runtime? {
-        guard slot.owner == Runtime.currentThread else {
+        guard tether_internal_slot_owner(Int32(h.slot)) == Runtime.currentThread else {
             tether_internal_set_wrong_thread(1)
             return nil
         }

@@ -72,6 +72,19 @@ extern __thread unsigned tether_internal_contexts TETHER_INTERNAL __attribute__(
 static inline unsigned tether_internal_get_contexts(void) { return tether_internal_contexts; }
 static inline void tether_internal_set_contexts(unsigned n) { tether_internal_contexts = n; }
 
+/* The owner thread of the single-threaded runtime in each runtime slot, or
+ * 0. Read on every handle lookup before any lock is taken (a single-threaded
+ * runtime takes none), and written when such a runtime is made or freed, so
+ * it is atomic: one plain load on x86. */
+#define TETHER_INTERNAL_MAX_RUNTIMES 1024
+extern uintptr_t tether_internal_slot_owners[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
+static inline uintptr_t tether_internal_slot_owner(int slot) {
+  return __atomic_load_n(&tether_internal_slot_owners[slot], __ATOMIC_ACQUIRE);
+}
+static inline void tether_internal_set_slot_owner(int slot, uintptr_t owner) {
+  __atomic_store_n(&tether_internal_slot_owners[slot], owner, __ATOMIC_RELEASE);
+}
+
 /* Set when a handle lookup was refused because the handle's runtime is
  * single-threaded and owned by another thread: the error reported is then
  * TETHER_ETHREAD, not TETHER_ESTALE. */
