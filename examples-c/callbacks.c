@@ -99,14 +99,7 @@ static void expect_destroyed_once_(reg_t *r, const char *file, int line) {
   d = r->destroyed;
   w = r->destroyed_while_running;
   pthread_mutex_unlock(&mu);
-  if (d == 1 && w == 0) {
-    check_pass_();
-  } else {
-    check_fail_(file, line,
-                "observer \"%s\": destroy must run exactly once, never during its callback\n"
-                "    destroyed %d times, %d of them while its callback ran",
-                r->name, d, w);
-  }
+  check_destroyed_once_(r->name, d, w, file, line);
 }
 #define EXPECT_DESTROYED_ONCE(r) expect_destroyed_once_((r), __FILE__, __LINE__)
 

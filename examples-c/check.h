@@ -19,6 +19,10 @@
  *   CHECK_STR_EQ(got, expected)     C strings, both printed on failure
  *   CHECK_VALUE(value, "json")      value is structurally equal to the JSON
  *                                   text (NULL json: value must be NULL)
+ *   check_destroyed_once_(name, destroyed, while_running, file, line)
+ *                                   a destroy function ran exactly once and
+ *                                   never during its callback (the programs
+ *                                   wrap it in their own EXPECT_ macros)
  *
  * CHECK_OK / CHECK_ERR / CHECK_INT_EQ evaluate to 1 when the check passed, so
  * `if (!CHECK_OK(...)) return;` skips work that needs the result.
@@ -83,6 +87,21 @@ static inline void check_fail_(const char *file, int line, const char *fmt, ...)
   fputc('\n', stderr);
   fflush(stderr);
   pthread_mutex_unlock(&check_mutex_);
+}
+
+/* A registration's destroy function must run exactly once, and never while
+ * its callback runs. The caller counts both (under its own lock) and hands
+ * the counts in. */
+static inline void check_destroyed_once_(const char *name, int destroyed, int while_running,
+                                         const char *file, int line) {
+  if (destroyed == 1 && while_running == 0) {
+    check_pass_();
+  } else {
+    check_fail_(file, line,
+                "\"%s\": destroy must run exactly once, never during its callback\n"
+                "    destroyed %d times, %d of them while its callback ran",
+                name, destroyed, while_running);
+  }
 }
 
 static inline int check_cond_(int ok, const char *expr, const char *file, int line) {

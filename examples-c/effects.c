@@ -235,12 +235,7 @@ static void check_ended_(fx_t *f, const char *file, int line) {
   d = f->destroyed;
   w = f->destroyed_while_running;
   pthread_mutex_unlock(&mu);
-  if (d == 1 && w == 0) {
-    check_pass_();
-  } else {
-    check_fail_(file, line, "effect \"%s\": destroy ran %d times (%d during a run); expected once",
-                f->name, d, w);
-  }
+  check_destroyed_once_(f->name, d, w, file, line);
 }
 #define CHECK_ENDED(f) check_ended_((f), __FILE__, __LINE__)
 

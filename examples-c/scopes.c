@@ -108,13 +108,7 @@ static void expect_destroyed_once_(thing_t *t, const char *file, int line) {
   d = t->destroyed;
   w = t->destroyed_while_running;
   pthread_mutex_unlock(&mu);
-  if (d == 1 && w == 0)
-    check_pass_();
-  else
-    check_fail_(file, line,
-                "\"%s\": destroy must run exactly once, never during its callback\n"
-                "    destroyed %d times, %d of them while its callback ran",
-                t->name, d, w);
+  check_destroyed_once_(t->name, d, w, file, line);
 }
 #define EXPECT_DESTROYED_ONCE(t) expect_destroyed_once_((t), __FILE__, __LINE__)
 

@@ -349,17 +349,9 @@ public func tether_binding_observe(_ b: tether_binding_t, _ path: UnsafePointer<
                                    _ fn: tether_observer_fn?, _ userData: UnsafeMutableRawPointer?,
                                    _ destroy: tether_destroy_fn?, _ out: UnsafeMutablePointer<tether_observer_t>?) -> Int32 {
     let name = "tether_binding_observe"
-    guard let out else { return fail(.invalidArgument, "\(name): out is NULL") }
-    guard let fn else { return fail(.invalidArgument, "\(name): fn is NULL") }
-    let known = UInt32(TETHER_OBSERVE_SYNC | TETHER_OBSERVE_INITIAL | TETHER_OBSERVE_EQUAL)
-    guard flags & ~known == 0 else {
-        return fail(.invalidArgument, "\(name): unknown observer flags 0x\(String(flags, radix: 16))")
-    }
-    let relative: JSONPointer
-    do { relative = try pointer(path, nullIsRoot: true) } catch {
-        return fail(TetherError(error.code, "\(name): \(error.message)"))
-    }
     var code: Int32 = 0
+    guard let relative = observeArguments(name, out, fn, flags, path, &code),
+          let out, let fn else { return code }
     guard let (runtime, record) = acquireBinding(b.id, name, &code) else { return code }
     let full = JSONPointer(tokens: record.path.tokens + relative.tokens)
     let options = ObserverOptions(rawValue: flags)

@@ -119,16 +119,9 @@ public func tether_computed_get_json(_ c: tether_computed_t, _ flags: UInt32, _ 
 public func tether_computed_observe(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?, _ flags: UInt32,
                                     _ fn: tether_observer_fn?, _ userData: UnsafeMutableRawPointer?,
                                     _ destroy: tether_destroy_fn?, _ out: UnsafeMutablePointer<tether_observer_t>?) -> Int32 {
-    guard let out else { return fail(.invalidArgument, "tether_computed_observe: out is NULL") }
-    guard let fn else { return fail(.invalidArgument, "tether_computed_observe: fn is NULL") }
-    let known = UInt32(TETHER_OBSERVE_SYNC | TETHER_OBSERVE_INITIAL | TETHER_OBSERVE_EQUAL)
-    guard flags & ~known == 0 else {
-        return fail(.invalidArgument, "tether_computed_observe: unknown observer flags 0x\(String(flags, radix: 16))")
-    }
-    let observed: JSONPointer
-    do { observed = try pointer(path, nullIsRoot: true) } catch {
-        return fail(TetherError(error.code, "tether_computed_observe: \(error.message)"))
-    }
+    var code: Int32 = 0
+    guard let observed = observeArguments("tether_computed_observe", out, fn, flags, path, &code),
+          let out, let fn else { return code }
     guard let runtime = RuntimeTable.acquire(c.id, .computed) else { return staleHandle("computed", c.id) }
     guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
     let sink = makeSink(slot: runtime.slotIndex, fn: fn, userData: userData, destroy: destroy,

@@ -63,20 +63,32 @@ func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutab
         })
 }
 
+/// The checks every observe function makes before touching its target:
+/// out and fn not NULL, known flags, a well-formed pointer. Returns the
+/// observed pointer, or nil after reporting the error through `code`.
+func observeArguments(_ name: String, _ out: UnsafeMutablePointer<tether_observer_t>?,
+                      _ fn: tether_observer_fn?, _ flags: UInt32, _ path: UnsafePointer<CChar>?,
+                      _ code: inout Int32) -> JSONPointer? {
+    guard out != nil else { code = fail(.invalidArgument, "\(name): out is NULL"); return nil }
+    guard fn != nil else { code = fail(.invalidArgument, "\(name): fn is NULL"); return nil }
+    let known = UInt32(TETHER_OBSERVE_SYNC | TETHER_OBSERVE_INITIAL | TETHER_OBSERVE_EQUAL)
+    guard flags & ~known == 0 else {
+        code = fail(.invalidArgument, "\(name): unknown observer flags 0x\(String(flags, radix: 16))")
+        return nil
+    }
+    do { return try pointer(path, nullIsRoot: true) } catch {
+        code = fail(TetherError(error.code, "\(name): \(error.message)"))
+        return nil
+    }
+}
+
 @_cdecl("tether_observe")
 public func tether_observe(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ flags: UInt32,
                            _ fn: tether_observer_fn?, _ userData: UnsafeMutableRawPointer?,
                            _ destroy: tether_destroy_fn?, _ out: UnsafeMutablePointer<tether_observer_t>?) -> Int32 {
-    guard let out else { return fail(.invalidArgument, "tether_observe: out is NULL") }
-    guard let fn else { return fail(.invalidArgument, "tether_observe: fn is NULL") }
-    let known = UInt32(TETHER_OBSERVE_SYNC | TETHER_OBSERVE_INITIAL | TETHER_OBSERVE_EQUAL)
-    guard flags & ~known == 0 else {
-        return fail(.invalidArgument, "tether_observe: unknown observer flags 0x\(String(flags, radix: 16))")
-    }
-    let observed: JSONPointer
-    do { observed = try pointer(path, nullIsRoot: true) } catch {
-        return fail(TetherError(error.code, "tether_observe: \(error.message)"))
-    }
+    var code: Int32 = 0
+    guard let observed = observeArguments("tether_observe", out, fn, flags, path, &code),
+          let out, let fn else { return code }
     guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
     let sink = makeSink(slot: runtime.slotIndex, fn: fn, userData: userData, destroy: destroy,
                         path: observed.isRoot ? nil : observed)

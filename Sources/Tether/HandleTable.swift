@@ -13,21 +13,16 @@ struct HandleTable<T> {
     }
     private var slots: [Slot] = []
     private var firstFree: UInt32 = .max
-    private(set) var count = 0
 
     /// The index of the new entry, or nil when the 24-bit index space is full.
     mutating func insert(_ value: T, generation: UInt32) -> UInt32? {
-        count += 1
         if firstFree != .max {
             let i = firstFree
             firstFree = slots[Int(i)].nextFree
             slots[Int(i)] = Slot(generation: generation, value: value, nextFree: .max)
             return i
         }
-        guard slots.count < Graph.maxNodes else {
-            count -= 1
-            return nil
-        }
+        guard slots.count < Graph.maxNodes else { return nil }
         slots.append(Slot(generation: generation, value: value, nextFree: .max))
         return UInt32(slots.count - 1)
     }
@@ -46,7 +41,6 @@ struct HandleTable<T> {
         slots[i].generation = 0
         slots[i].nextFree = firstFree
         firstFree = UInt32(i)
-        count -= 1
         return value
     }
 
@@ -55,7 +49,6 @@ struct HandleTable<T> {
         let values = slots.compactMap(\.value)
         slots = []
         firstFree = .max
-        count = 0
         return values
     }
 }

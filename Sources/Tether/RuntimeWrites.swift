@@ -28,11 +28,9 @@ extension Runtime {
         }
         if let context = openTransaction() { return stage(s, op, context, check) }
         if depth != 0 { graph.cause = DeliveryContext.cause(for: id) }
-        var revision: UInt64 = 0
+        let revision: UInt64
         do {
-            if let check { try check(graph.read(s)) }
-            try graph.write(op, to: s, round: currentRound)
-            if wantRevision { revision = try graph.stateRevision(s) }
+            revision = try apply(s, op, wantRevision, check)
         } catch {
             if depth != 0 { graph.cause = Cause() }
             if error.code == .busy && error.message == Graph.validatorNeedsOwner.message {
@@ -81,11 +79,9 @@ extension Runtime {
         }
         graph.cause = writeCause(nil)
         if owns { deliveryOwner = Runtime.currentThread }
-        var revision: UInt64 = 0
+        let revision: UInt64
         do {
-            if let check { try check(graph.read(s)) }
-            try graph.write(op, to: s, round: currentRound)
-            if wantRevision { revision = try graph.stateRevision(s) }
+            revision = try apply(s, op, wantRevision, check)
         } catch {
             deliveryOwner = 0
             graph.cause = Cause()
@@ -97,6 +93,16 @@ extension Runtime {
         deliveryOwner = 0
         leaveEvaluation(ownsDelivery: owns)
         return .done(revision: revision)
+    }
+
+    /// Checks and applies one write. `lock` held. Returns the state's
+    /// revision when asked (0 otherwise).
+    @inline(__always)
+    private func apply(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
+                       _ check: ((Value) throws(TetherError) -> Void)?) throws(TetherError) -> UInt64 {
+        if let check { try check(graph.read(s)) }
+        try graph.write(op, to: s, round: currentRound)
+        return wantRevision ? try graph.stateRevision(s) : 0
     }
 
     /// A state's value as this thread sees it: its own staged value inside a
