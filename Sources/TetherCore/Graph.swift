@@ -81,7 +81,7 @@ public final class Graph {
     var epoch: UInt64 = 0
     /// Derived nodes being evaluated, innermost last, each with the
     /// untracked depth of the frame it interrupted.
-    var evalStack: [(node: Int, savedUntracked: Int)] = []
+    var evalStack = NodeBuffer<(node: Int, savedUntracked: Int)>()
     /// Reads inside tether_untracked_begin/end are not recorded.
     public internal(set) var untrackedDepth = 0
     /// Validators running now: a write from one is refused.
@@ -91,7 +91,7 @@ public final class Graph {
     /// Whether the writing thread may run a validator now (nil: always).
     /// See `Graph.validatorNeedsOwner`.
     public var callbacksReady: (() -> Bool)?
-    var propagateStack: [Int] = []
+    var propagateStack = NodeBuffer<Int>()
     /// Held-back deliveries: nothing is delivered while a batch is open.
     public var batchDepth = 0
     public internal(set) var liveDerived = 0
@@ -148,6 +148,8 @@ public final class Graph {
         derived.destroy()
         links.destroy()
         bases.destroy()
+        evalStack.destroy()
+        propagateStack.destroy()
     }
 
     /// Where generations continue, so a later graph in the same runtime slot

@@ -47,7 +47,7 @@ extension Graph {
         return derived[top].kind == .computed
     }
 
-    public var isEvaluating: Bool { !evalStack.isEmpty }
+    public var isEvaluating: Bool { evalStack.count > 0 }
 
     public func beginUntracked() { untrackedDepth += 1 }
 
@@ -69,7 +69,7 @@ extension Graph {
     /// effects, trackings and computed observers it reaches. A node already
     /// stale was reached before and so were its readers: stop there.
     func propagate(from ref: UInt32, round: UInt32) {
-        propagateStack.removeAll(keepingCapacity: true)
+        propagateStack.removeAll()
         pushSubscribers(of: ref)
         while let d = propagateStack.popLast() {
             if derived[d].flags.contains(.stale) { continue }
@@ -184,7 +184,7 @@ extension Graph {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
-        untrackedDepth = evalStack.removeLast().savedUntracked
+        untrackedDepth = evalStack.popLast()!.savedUntracked
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {
@@ -279,7 +279,7 @@ extension Graph {
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
         _ = gate(round &+ 1, why) { run(rev) }
-        untrackedDepth = evalStack.removeLast().savedUntracked
+        untrackedDepth = evalStack.popLast()!.savedUntracked
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
         derived[d].running -= 1
@@ -321,7 +321,7 @@ extension Graph {
         evalStack.append((d, untrackedDepth))
         untrackedDepth = 0
         _ = gate(0, Cause()) { apply() }
-        untrackedDepth = evalStack.removeLast().savedUntracked
+        untrackedDepth = evalStack.popLast()!.savedUntracked
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {

@@ -31,6 +31,24 @@ struct NodeBuffer<Element> {
         count += 1
     }
 
+    /// Stack use (the graph's evaluation and propagation stacks): an
+    /// `Array` paid a uniqueness check on every push and pop (profiled).
+    var last: Element? {
+        count > 0 ? base![count - 1] : nil
+    }
+
+    mutating func popLast() -> Element? {
+        guard count > 0 else { return nil }
+        count -= 1
+        return (base! + count).move()
+    }
+
+    /// Empties the buffer, keeping its storage.
+    mutating func removeAll() {
+        if let base { base.deinitialize(count: count) }
+        count = 0
+    }
+
     private mutating func grow() {
         let newCapacity = Swift.max(16, capacity * 2)
         let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
