@@ -103,7 +103,7 @@ public func tether_binding_new_custom(_ rt: tether_runtime_t, _ get: tether_bind
     defer { runtime.lock.unlock() }
     let setter = CustomSetter(set: set, userData: userData, destroy: destroy)
     var created = false
-    let body = DerivedBody(compute: computeCallback(get, userData, isBindingGet: true),
+    let body = DerivedBody(computeFunction: get, userData: userData, isBindingGet: true,
                            release: { if created { setter.release() } })
     let computed: DerivedID
     do { computed = try runtime.graph.createDerived(.computed, body: body) } catch {

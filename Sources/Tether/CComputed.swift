@@ -10,9 +10,8 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
     guard let fn else { return fail(.invalidArgument, "tether_computed_new: fn is NULL") }
     guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
     defer { runtime.lock.unlock() }
-    let body = DerivedBody(
-        compute: computeCallback(fn, userData),
-        release: { destroy?(userData) })
+    let body = DerivedBody(computeFunction: fn, userData: userData, isBindingGet: false,
+                           release: { destroy?(userData) })
     do {
         let id = try runtime.graph.createDerived(.computed, body: body)
         out.pointee = tether_computed_t(id: HandleCodec.derived(runtime.slotIndex, .computed, id))
@@ -20,27 +19,6 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
         return 0
     } catch {
         return fail(TetherError(error.code, "tether_computed_new: \(error.message)"))
-    }
-}
-
-/// Wraps a C compute (or custom binding get) callback for the graph: a
-/// non-zero return becomes the error cached for readers, with the message of
-/// the failing call inside the callback when there was one.
-/// (`isBindingGet` rather than a name string: the closure's context is made
-/// once per computed, and a captured String cost 16 bytes per computed.)
-func computeCallback(_ fn: @escaping tether_compute_fn, _ userData: UnsafeMutableRawPointer?,
-                     isBindingGet: Bool = false) -> (inout Value) -> TetherError? {
-    return { result in
-        let failuresBefore = tether_internal_error_count()
-        let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), userData) }
-        if code == 0 { return nil }
-        let known = ErrorCode(rawValue: code) ?? .invalidArgument
-        // Quote the message only if a call inside the callback failed:
-        // an older one would describe something else.
-        let why = tether_internal_error_count() != failuresBefore
-            ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
-        let what = isBindingGet ? "its get callback" : "its compute callback"
-        return TetherError(known, "\(what) returned \(code): \(why)")
     }
 }
 

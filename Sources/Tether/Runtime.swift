@@ -18,7 +18,7 @@ final class Runtime {
     let slotIndex: Int
     let generation: UInt32
     let mode: Mode
-    let graph: Graph
+    let graph: RuntimeGraph
     /// The graph lock: the slot's (slots and their locks are never freed),
     /// or a single-threaded runtime's own disabled one. A LockRef, not a
     /// class reference: no refcounting per lock operation (profiled).
@@ -66,20 +66,15 @@ final class Runtime {
     var bindings = HandleTable<BindingRecord>()
     var scopes = HandleTable<ScopeRecord>()
 
-    init(slot: RuntimeSlot, slotIndex: Int, generation: UInt32, mode: Mode, graph: Graph,
-         loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool, singleThread: Bool) {
+    /// `ownLock`: a single-threaded runtime's own disabled lock (the graph
+    /// already uses it), nil for a thread-safe runtime (the slot's lock).
+    init(slot: RuntimeSlot, slotIndex: Int, generation: UInt32, mode: Mode, graph: RuntimeGraph,
+         loop: UnsafeMutablePointer<uv_loop_t>, ownsLoop: Bool, ownLock: Lock?) {
         self.slot = slot
-        if singleThread {
-            let own = Lock(disabled: true)
-            ownLock = own
-            lock = LockRef(own)
-            owner = Runtime.currentThread
-        } else {
-            ownLock = nil
-            lock = LockRef(slot.lock)
-            owner = 0
-        }
-        deliveryLockOwner = Lock(disabled: singleThread)
+        self.ownLock = ownLock
+        lock = LockRef(ownLock ?? slot.lock)
+        owner = ownLock != nil ? Runtime.currentThread : 0
+        deliveryLockOwner = Lock(disabled: ownLock != nil)
         deliveryLock = LockRef(deliveryLockOwner)
         self.slotIndex = slotIndex
         self.generation = generation

@@ -62,30 +62,13 @@ extension Runtime {
         DeliveryContext.leave(entry)
     }
 
-    /// The graph calls user callbacks (compute, effect bodies, cleanups)
-    /// through this: without the graph lock, marked as inside a callback of
-    /// the given round.
+    /// The graph's hooks into the C face (its callbacks go through
+    /// RuntimeGraph's overrides).
     func installGate() {
-        graph.stackIsLow = { tether_internal_stack_is_low() != 0 }
         let slot = slotIndex
         graph.stateHandleText = { id in hex(HandleCodec.state(slot, id)) }
         graph.callbacksReady = { [unowned(unsafe) self] in
             DeliveryContext.isDelivering(self.id) || self.deliveryOwner == Runtime.currentThread
-        }
-        // unowned(unsafe): the graph lives exactly as long as its runtime, and
-        // a checked unowned reference cost a refcount round trip per callback.
-        graph.gate = { [unowned(unsafe) self] round, cause, body in
-            if tether_internal_stack_is_low() != 0 { return false }
-            self.lock.unlock()
-            let entry = DeliveryContext.enter(self.id, round: round, cause)
-            var ran = false
-            if case .refused = entry {} else {
-                body()
-                ran = true
-            }
-            DeliveryContext.leave(entry)
-            self.lock.lock()
-            return ran
         }
     }
 

@@ -13,7 +13,12 @@ extension Runtime {
         let slot = RuntimeTable.slots[slotIndex]
         slot.lock.lock()
         let generation = slot.generations.take()
-        let graph = Graph(maxRounds: maxRounds, firstGeneration: slot.generations.next)
+        // A single-threaded runtime's own lock, disabled: every operation is a no-op.
+        let ownLock = singleThread ? Lock(disabled: true) : nil
+        let graph = RuntimeGraph(lock: LockRef(ownLock ?? slot.lock),
+                                 runtimeID: HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0,
+                                                               generation: generation),
+                                 maxRounds: maxRounds, firstGeneration: slot.generations.next)
         slot.lock.unlock()
 
         let loop: UnsafeMutablePointer<uv_loop_t>
@@ -30,7 +35,7 @@ extension Runtime {
         }
         let runtime = Runtime(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
                               graph: graph, loop: loop, ownsLoop: externalLoop == nil,
-                              singleThread: singleThread)
+                              ownLock: ownLock)
         runtime.installGate()
         do throws(TetherError) {
             try runtime.startLoop()

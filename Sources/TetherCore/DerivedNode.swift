@@ -27,10 +27,22 @@ struct DerivedFlags: OptionSet {
     static let ranOnce = DerivedFlags(rawValue: 64)
 }
 
+/// A C compute function: fills the value behind its first argument,
+/// returns 0 or an error code (`tether_compute_fn`).
+public typealias ComputeFunction = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
+
 /// The callbacks behind a derived node. `release` runs exactly once.
 public final class DerivedBody {
     /// Computed: fill the result, or return the error to cache.
     public let compute: ((inout Value) -> TetherError?)?
+    /// Computed, from C: called directly by the owner's `callCompute`, with
+    /// no closure in between (a closure call retained its context).
+    public let computeFunction: ComputeFunction?
+    public let userData: UnsafeMutableRawPointer?
+    /// A custom binding's get rather than a computed's compute (messages).
+    public let isBindingGet: Bool
+    /// Whether this body computes a value (either form).
+    public var computes: Bool { compute != nil || computeFunction != nil }
     /// Effect: its body. Tracking: on_change, given the revision.
     public let run: ((UInt64) -> Void)?
     /// Effect: before each re-run and on disposal.
@@ -42,8 +54,23 @@ public final class DerivedBody {
     public init(compute: ((inout Value) -> TetherError?)? = nil, run: ((UInt64) -> Void)? = nil,
                 cleanup: (() -> Void)? = nil, release: (() -> Void)? = nil) {
         self.compute = compute
+        computeFunction = nil
+        userData = nil
+        isBindingGet = false
         self.run = run
         self.cleanup = cleanup
+        self.release = release
+    }
+
+    /// A computed (or custom binding get) computed by a C function.
+    public init(computeFunction: @escaping ComputeFunction, userData: UnsafeMutableRawPointer?,
+                isBindingGet: Bool, release: (() -> Void)?) {
+        compute = nil
+        self.computeFunction = computeFunction
+        self.userData = userData
+        self.isBindingGet = isBindingGet
+        run = nil
+        cleanup = nil
         self.release = release
     }
 

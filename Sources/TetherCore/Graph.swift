@@ -6,7 +6,7 @@
 /// Callbacks are never called from here. Writes only mark observers pending
 /// and queue them; the owner takes deliveries out (`takeBatch`) and calls
 /// them outside its lock, so a callback may call back into the graph.
-public final class Graph {
+open class Graph {
     /// 64 bytes: fields ordered so the 17-byte value is followed by the
     /// one-byte flag and the four-byte fields pack behind it; the rarely
     /// needed epoch base lives in `bases` (benchmark target: at most 64
@@ -108,16 +108,36 @@ public final class Graph {
     public var cause = Cause()
     var pendingBodyReleases: [DerivedBody] = []
 
-    /// Runs a user callback. The runtime installs a gate that releases its
-    /// lock around the call and marks the thread as inside a callback of the
-    /// given round; alone (tests) it just calls. A gate may refuse (false):
-    /// the thread is out of stack for another nested callback.
+    /// Runs a user callback; alone (tests) it just calls. The owner
+    /// overrides `callOut` instead (see there). Tests set it to watch calls.
     public var gate: (_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool = { _, _, body in body(); return true }
     /// Whether the calling thread is nearly out of stack. The pull phase
     /// recurses once per level of a chain; it asks this every 256 levels and
     /// fails the read (TETHER_ERANGE) instead of overflowing.
     public var stackIsLow: () -> Bool = { false }
     var pullDepth = 0
+
+    // MARK: Calling out
+
+    /// Runs a user callback (effect body, cleanup, validator, tracking
+    /// apply) as a callback of `round` caused by `cause`. The runtime
+    /// overrides it to release its lock around the call and mark the thread
+    /// as inside a callback; it may refuse (false): the thread is out of
+    /// stack for another nested callback. An overridable method rather than
+    /// a stored closure: calling a stored closure retained its context each
+    /// time (profiled, once per recompute).
+    open func callOut(_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool {
+        gate(round, cause, body)
+    }
+
+    /// Runs a computed's compute (or a custom binding's get) into `result`,
+    /// as `callOut` does (round `maxRounds`: a compute may not write).
+    /// Returns false when refused; `failure` is set when the compute failed.
+    /// The runtime overrides it to call a C compute function directly.
+    open func callCompute(_ body: DerivedBody, _ result: inout Value, _ failure: inout TetherError?) -> Bool {
+        guard let compute = body.compute else { return true }
+        return gate(maxRounds, Cause()) { failure = compute(&result) }
+    }
     var generations: GenerationCounter
     var nextSequence: UInt64 = 0
 

@@ -157,7 +157,7 @@ extension Graph {
             let why = cause
             var reason: String?
             validatingDepth += 1
-            let ran = gate(round, why) { reason = check(id, value, why) }
+            let ran = callOut(round, why) { reason = check(id, value, why) }
             validatingDepth -= 1
             cause = why
             guard ran else {

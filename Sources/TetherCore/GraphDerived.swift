@@ -170,7 +170,7 @@ extension Graph {
     }
 
     private func recompute(_ d: Int) {
-        guard let compute = derived[d].body?.compute else { return }
+        guard let body = derived[d].body, body.computes else { return }
         derived[d].flags.remove([.stale, .fresh])
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
@@ -180,7 +180,7 @@ extension Graph {
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
-        if !gate(maxRounds, Cause(), { failure = compute(&result) }) {
+        if !callCompute(body, &result, &failure) {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
@@ -262,7 +262,7 @@ extension Graph {
         derived[d].running += 1
         if body.cleanupOwed {
             body.cleanupOwed = false
-            if let cleanup = body.cleanup { _ = gate(round &+ 1, Cause()) { cleanup() } }
+            if let cleanup = body.cleanup { _ = callOut(round &+ 1, Cause()) { cleanup() } }
             if derived[d].flags.contains(.disposed) {
                 derived[d].running -= 1
                 if derived[d].running == 0 { finishDisposal(d) }
@@ -278,7 +278,7 @@ extension Graph {
         let why = takeCause(d)
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
-        _ = gate(round &+ 1, why) { run(rev) }
+        _ = callOut(round &+ 1, why) { run(rev) }
         untrackedDepth = evalStack.popLast()!.savedUntracked
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
@@ -304,7 +304,7 @@ extension Graph {
         derived[d].running += 1
         let rev = derived[d].pendingRevision
         let why = takeCause(d)
-        if let run = body.run { _ = gate(round &+ 1, why) { run(rev) } }
+        if let run = body.run { _ = callOut(round &+ 1, why) { run(rev) } }
         derived[d].running -= 1
         if derived[d].running == 0 { finishDisposal(d) }
     }
@@ -320,7 +320,7 @@ extension Graph {
         derived[d].running += 1
         evalStack.append((d, untrackedDepth))
         untrackedDepth = 0
-        _ = gate(0, Cause()) { apply() }
+        _ = callOut(0, Cause()) { apply() }
         untrackedDepth = evalStack.popLast()!.savedUntracked
         derived[d].running -= 1
         derived[d].flags.remove(.computing)

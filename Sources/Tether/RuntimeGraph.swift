@@ -1,0 +1,73 @@
+import CTether
+import TetherCore
+
+/// The graph of a runtime: it calls user callbacks without the graph lock,
+/// marked as inside a callback of the runtime (DeliveryContext).
+///
+/// A subclass rather than closures installed on the graph: calling a stored
+/// closure retained and released its context on every call, and the compute
+/// closure wrapped the C function in a second one (profiled: two refcount
+/// round trips and ~60 instructions per recompute). Here the C compute
+/// function is called directly.
+final class RuntimeGraph: Graph {
+    /// The runtime's graph lock (a borrowed view; the runtime keeps it alive).
+    let lock: LockRef
+    /// The runtime's handle id, the key of its DeliveryContext entries.
+    let runtimeID: UInt64
+
+    init(lock: LockRef, runtimeID: UInt64, maxRounds: UInt32, firstGeneration: UInt32) {
+        self.lock = lock
+        self.runtimeID = runtimeID
+        super.init(maxRounds: maxRounds, firstGeneration: firstGeneration)
+        stackIsLow = { tether_internal_stack_is_low() != 0 }
+    }
+
+    override func callOut(_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool {
+        if tether_internal_stack_is_low() != 0 { return false }
+        lock.unlock()
+        let entry = DeliveryContext.enter(runtimeID, round: round, cause)
+        var ran = false
+        if case .refused = entry {} else {
+            body()
+            ran = true
+        }
+        DeliveryContext.leave(entry)
+        lock.lock()
+        return ran
+    }
+
+    override func callCompute(_ body: DerivedBody, _ result: inout Value, _ failure: inout TetherError?) -> Bool {
+        guard let fn = body.computeFunction else {
+            guard let compute = body.compute else { return true }
+            return callOut(maxRounds, Cause()) { failure = compute(&result) }
+        }
+        if tether_internal_stack_is_low() != 0 { return false }
+        lock.unlock()
+        let entry = DeliveryContext.enter(runtimeID, round: maxRounds)
+        if case .refused = entry {
+            lock.lock()
+            return false
+        }
+        let failuresBefore = tether_internal_error_count()
+        let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), body.userData) }
+        if code != 0 {
+            failure = computeFailure(code, failuresBefore: failuresBefore, isBindingGet: body.isBindingGet)
+        }
+        DeliveryContext.leave(entry)
+        lock.lock()
+        return true
+    }
+}
+
+/// The error cached for readers when a C compute (or custom binding get)
+/// callback returns `code`: with the message of the failing call inside the
+/// callback when there was one.
+func computeFailure(_ code: Int32, failuresBefore: UInt32, isBindingGet: Bool) -> TetherError {
+    let known = ErrorCode(rawValue: code) ?? .invalidArgument
+    // Quote the message only if a call inside the callback failed:
+    // an older one would describe something else.
+    let why = tether_internal_error_count() != failuresBefore
+        ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
+    let what = isBindingGet ? "its get callback" : "its compute callback"
+    return TetherError(known, "\(what) returned \(code): \(why)")
+}
