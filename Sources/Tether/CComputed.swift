@@ -48,19 +48,20 @@ func freeDerived(_ id: UInt64, _ kind: HandleKind, _ fn: String) -> Int32 {
 /// Reads a computed (evaluating it if needed) and hands the value to `body`
 /// outside every lock.
 private func readComputed(_ c: tether_computed_t, _ fn: StaticString, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
-    guard let runtime = RuntimeTable.acquire(c.id, .computed) else { return staleHandle("computed", c.id) }
-    guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
-    let value: Value
-    do {
-        let tracked = runtime.graph.isEvaluating && !owns
-        value = try runtime.graph.readComputed(HandleCodec.derivedID(c.id), tracked: tracked)
-    } catch {
+    RuntimeTable.withAcquired(c.id, .computed, stale: { staleHandle("computed", c.id) }) { runtime in
+        guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
+        let value: Value
+        do throws(TetherError) {
+            let tracked = runtime.graph.isEvaluating && !owns
+            value = try runtime.graph.readComputed(HandleCodec.derivedID(c.id), tracked: tracked)
+        } catch {
+            runtime.leaveEvaluation(ownsDelivery: owns)
+            return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
+        }
         runtime.leaveEvaluation(ownsDelivery: owns)
-        return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
+        do throws(TetherError) { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
+        return 0
     }
-    runtime.leaveEvaluation(ownsDelivery: owns)
-    do { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
-    return 0
 }
 
 @_cdecl("tether_computed_get")

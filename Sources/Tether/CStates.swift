@@ -23,36 +23,38 @@ private func readState(_ s: tether_state_t, _ fn: StaticString, at path: UnsafeP
     if usePath {
         do { jsonPath = try pointer(path) } catch { return stateError(fn, s, error) }
     }
-    guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
-    let value: Value
-    do {
-        // Inside a compute callback or effect of this runtime the read is a dependency.
-        let tracked = runtime.graph.isEvaluating && DeliveryContext.isDelivering(runtime.id)
-        if tether_internal_get_contexts() != 0 {
-            // This thread may have staged a value in a transaction.
-            let whole = try runtime.visibleValue(stateID(s.id), tracked: tracked)
-            value = try jsonPath.map { (p) throws(TetherError) in try whole.value(at: p) } ?? whole
-        } else if let jsonPath {
-            value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
-        } else {
-            // Whole-value reads (every typed getter) skip the path walk.
-            value = try runtime.graph.read(stateID(s.id), tracked: tracked)
+    return RuntimeTable.withAcquired(s.id, .state, stale: { staleHandle("state", s.id) }) { runtime in
+        let value: Value
+        do throws(TetherError) {
+            // Inside a compute callback or effect of this runtime the read is a dependency.
+            let tracked = runtime.graph.isEvaluating && DeliveryContext.isDelivering(runtime.id)
+            if tether_internal_get_contexts() != 0 {
+                // This thread may have staged a value in a transaction.
+                let whole = try runtime.visibleValue(stateID(s.id), tracked: tracked)
+                value = try jsonPath.map { (p) throws(TetherError) in try whole.value(at: p) } ?? whole
+            } else if let jsonPath {
+                value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
+            } else {
+                // Whole-value reads (every typed getter) skip the path walk.
+                value = try runtime.graph.read(stateID(s.id), tracked: tracked)
+            }
+        } catch {
+            runtime.lock.unlock()
+            return stateError(fn, s, error)
         }
-    } catch {
         runtime.lock.unlock()
-        return stateError(fn, s, error)
+        do throws(TetherError) { try body(value) } catch { return stateError(fn, s, error) }
+        return 0
     }
-    runtime.lock.unlock()
-    do { try body(value) } catch { return stateError(fn, s, error) }
-    return 0
 }
 
 /// Applies (or stages) a write through the runtime's one write path.
 @inline(__always)
 private func writeState(_ s: tether_state_t, _ fn: StaticString, _ op: WriteOp) -> Int32 {
-    guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
-    if case let .failed(error) = runtime.write(stateID(s.id), op) { return stateError(fn, s, error) }
-    return 0
+    RuntimeTable.withAcquired(s.id, .state, stale: { staleHandle("state", s.id) }) { runtime in
+        if case let .failed(error) = runtime.write(stateID(s.id), op) { return stateError(fn, s, error) }
+        return 0
+    }
 }
 
 @inline(__always)

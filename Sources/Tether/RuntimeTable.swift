@@ -8,13 +8,13 @@ import TetherCore
 final class RuntimeSlot {
     let lock = Lock()
     var runtime: Runtime? {
-        didSet { fastRuntime = runtime }
+        didSet { fastRuntime = runtime.map { .passUnretained($0) } }
     }
     /// The same reference, read on the hot path without a refcount round
     /// trip: `runtime` keeps it alive, and it is only read under `lock`
     /// (or, for a single-threaded runtime, by its owner thread: the slot's
     /// owner is kept in tether_internal_slot_owners, atomically).
-    unowned(unsafe) var fastRuntime: Runtime?
+    var fastRuntime: Unmanaged<Runtime>?
     /// Outlives each runtime in the slot, so ids are never reissued by the next one.
     var generations = GenerationCounter()
 }
@@ -48,13 +48,28 @@ enum RuntimeTable {
     /// held, or nil (lock not held) when the handle is stale or of another kind.
     @inline(__always)
     static func acquire(_ id: UInt64, _ kind: HandleKind) -> Runtime? {
+        locked(id, kind)?.takeUnretainedValue()
+    }
+
+    /// `acquire` for the hot paths: runs `body` with the runtime borrowed
+    /// (no retain and release of it: profiled, a refcount round trip per
+    /// read inside a compute callback), its lock held; `body` unlocks it.
+    /// `stale` gives the result when the handle names no live runtime.
+    @inline(__always)
+    static func withAcquired(_ id: UInt64, _ kind: HandleKind, stale: () -> Int32,
+                             _ body: (Runtime) -> Int32) -> Int32 {
+        guard let runtime = locked(id, kind) else { return stale() }
+        return runtime._withUnsafeGuaranteedRef(body)
+    }
+
+    @inline(__always)
+    private static func locked(_ id: UInt64, _ kind: HandleKind) -> Unmanaged<Runtime>? {
         let h = HandleCodec.decode(id)
         guard h.kind == kind.rawValue, h.slot < HandleCodec.maxRuntimes else { return nil }
-        return slotBase[h.slot]._withUnsafeGuaranteedRef { slot -> Runtime? in
-            if tether_internal_slot_owner(Int32(h.slot)) != 0 { return acquireSingleThreaded(slot, h, kind) }
+        return slotBase[h.slot]._withUnsafeGuaranteedRef { slot -> Unmanaged<Runtime>? in
+            if tether_internal_slot_owner(Int32(h.slot)) != 0 { return lockedSingleThreaded(slot, h, kind) }
             slot.lock.lock()
-            guard let runtime = slot.fastRuntime, !runtime.dead,
-                  kind != .runtime || (h.generation == runtime.generation && h.index == 0) else {
+            guard let runtime = slot.fastRuntime, live(runtime, h, kind) else {
                 slot.lock.unlock()
                 tether_internal_set_wrong_thread(0)  // stale, not another thread's
                 return nil
@@ -63,16 +78,23 @@ enum RuntimeTable {
         }
     }
 
-    /// `acquire` for a TETHER_RUNTIME_SINGLE_THREAD runtime: no lock, but
+    @inline(__always)
+    private static func live(_ runtime: Unmanaged<Runtime>, _ h: DecodedHandle, _ kind: HandleKind) -> Bool {
+        runtime._withUnsafeGuaranteedRef {
+            !$0.dead && (kind != .runtime || (h.generation == $0.generation && h.index == 0))
+        }
+    }
+
+    /// `locked` for a TETHER_RUNTIME_SINGLE_THREAD runtime: no lock, but
     /// only on its owner thread (others get nil and TETHER_ETHREAD).
     @inline(__always)
-    private static func acquireSingleThreaded(_ slot: RuntimeSlot, _ h: DecodedHandle, _ kind: HandleKind) -> Runtime? {
+    private static func lockedSingleThreaded(_ slot: RuntimeSlot, _ h: DecodedHandle,
+                                             _ kind: HandleKind) -> Unmanaged<Runtime>? {
         guard tether_internal_slot_owner(Int32(h.slot)) == Runtime.currentThread else {
             tether_internal_set_wrong_thread(1)
             return nil
         }
-        guard let runtime = slot.fastRuntime, !runtime.dead,
-              kind != .runtime || (h.generation == runtime.generation && h.index == 0) else { return nil }
+        guard let runtime = slot.fastRuntime, live(runtime, h, kind) else { return nil }
         return runtime
     }
 }
