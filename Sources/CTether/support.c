@@ -50,21 +50,17 @@ const char *tether_strerror(int code) {
   }
 }
 
-/* The lowest usable address of this thread's stack, found once per thread. */
-static __thread char *stack_low;
+__thread char *tether_internal_stack_low __attribute__((tls_model("initial-exec")));
 
-int tether_internal_stack_is_low(void) {
-  char here;
-  if (!stack_low) {
-    pthread_attr_t attr;
-    void *addr = NULL;
-    size_t size = 0;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-      pthread_attr_getstack(&attr, &addr, &size);
-      pthread_attr_destroy(&attr);
-    }
-    stack_low = addr ? (char *)addr : (char *)1;
+/* Finds this thread's stack bounds once, then answers as the inline check does. */
+int tether_internal_stack_probe(void) {
+  pthread_attr_t attr;
+  void *addr = NULL;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
   }
-  if (stack_low == (char *)1) return 0; /* unknown: do not refuse */
-  return (size_t)(&here - stack_low) < TETHER_INTERNAL_STACK_RESERVE;
+  tether_internal_stack_low = addr ? (char *)addr : (char *)1;
+  return tether_internal_stack_is_low();
 }

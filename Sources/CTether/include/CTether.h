@@ -111,7 +111,19 @@ TETHER_INTERNAL void tether_internal_set_message(const char *msg, size_t len);
  * overflowing. */
 #define TETHER_INTERNAL_STACK_RESERVE (256u * 1024u)
 
+/* The lowest usable address of this thread's stack, found on first use
+ * (1: unknown). Asked before every compute callback, so inline with
+ * initial-exec TLS (a __tls_get_addr call per recompute, profiled). */
+extern __thread char *tether_internal_stack_low TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+TETHER_INTERNAL int tether_internal_stack_probe(void);
+
 /* 1 when this thread has less than TETHER_INTERNAL_STACK_RESERVE stack left. */
-TETHER_INTERNAL int tether_internal_stack_is_low(void);
+static inline int tether_internal_stack_is_low(void) {
+  char *low = tether_internal_stack_low;
+  char *here = (char *)__builtin_frame_address(0);
+  if (!low) return tether_internal_stack_probe();
+  if (low == (char *)1) return 0; /* unknown: do not refuse */
+  return (size_t)(here - low) < TETHER_INTERNAL_STACK_RESERVE;
+}
 
 #endif
