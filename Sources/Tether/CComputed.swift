@@ -49,19 +49,31 @@ func freeDerived(_ id: UInt64, _ kind: HandleKind, _ fn: String) -> Int32 {
 /// outside every lock.
 private func readComputed(_ c: tether_computed_t, _ fn: StaticString, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
     RuntimeTable.withAcquired(c.id, .computed, stale: { staleHandle("computed", c.id) }) { runtime in
-        guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
-        let value: Value
-        do throws(TetherError) {
-            let tracked = runtime.graph.isEvaluating && !owns
-            value = try runtime.graph.readComputed(HandleCodec.derivedID(c.id), tracked: tracked)
-        } catch {
-            runtime.leaveEvaluation(ownsDelivery: owns)
-            return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
+        // A read inside a callback of this runtime is covered by the frame
+        // running that callback; an outermost one may run callbacks: pinned.
+        if DeliveryContext.isDelivering(runtime.id) {
+            return readComputedLocked(runtime, c, fn, body)
         }
-        runtime.leaveEvaluation(ownsDelivery: owns)
-        do throws(TetherError) { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
-        return 0
+        return runtime.pinned { readComputedLocked(runtime, c, fn, body) }
     }
+}
+
+/// `readComputed` with the runtime found and its lock held.
+@inline(__always)
+private func readComputedLocked(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
+                                _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+    guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
+    let value: Value
+    do throws(TetherError) {
+        let tracked = runtime.graph.isEvaluating && !owns
+        value = try runtime.graph.readComputed(HandleCodec.derivedID(c.id), tracked: tracked)
+    } catch {
+        runtime.leaveEvaluation(ownsDelivery: owns)
+        return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
+    }
+    runtime.leaveEvaluation(ownsDelivery: owns)
+    do throws(TetherError) { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
+    return 0
 }
 
 @_cdecl("tether_computed_get")

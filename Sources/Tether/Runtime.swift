@@ -105,6 +105,19 @@ final class Runtime {
         if !asyncClosing { uv_async_send(async) }
     }
 
+    /// Runs `body` holding a reference to this runtime. For callers that
+    /// borrowed it (RuntimeTable.withAcquired) and are about to run
+    /// callbacks or take the delivery lock: a callback may free the runtime
+    /// (its teardown finishes when the callback returns, on this thread), and
+    /// another thread's tether_runtime_free waits for the delivery lock, then
+    /// drops the runtime while this thread may still be leaving.
+    @inline(__always)
+    func pinned<R>(_ body: () -> R) -> R {
+        let kept = Unmanaged.passUnretained(self).retain()
+        defer { kept.release() }
+        return body()
+    }
+
     /// The round a write from the current thread gets in this runtime.
     @inline(__always)
     var currentRound: UInt32 { DeliveryContext.round(for: id) }

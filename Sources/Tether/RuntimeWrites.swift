@@ -35,7 +35,7 @@ extension Runtime {
             if depth != 0 { graph.cause = Cause() }
             if error.code == .busy && error.message == Graph.validatorNeedsOwner.message {
                 // The state has a validator: write again, ready to run it.
-                return writeValidated(s, op, wantRevision, check)
+                return pinned { writeValidated(s, op, wantRevision, check) }
             }
             if error.code == .feedbackLoop { feedbackCuts &+= 1 }
             lock.unlock()
@@ -44,7 +44,7 @@ extension Runtime {
         if depth != 0 { graph.cause = Cause() }
         wakeLoopIfNeeded()
         if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
-            deliverSyncLocked()
+            pinned { deliverSyncLocked() }
         } else {
             lock.unlock()
         }
