@@ -11,7 +11,7 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
 // The graph is only touched under its runtime's lock and never re-entered, so
 // Swift's dynamic exclusivity checks guard nothing here, yet they were a third
 // of a write's cost (profiled: swift_beginAccess/endAccess per array access).
-let fastPaths: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+let fastPaths: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))]
 
 let package = Package(
     name: "Tether",

@@ -49,13 +49,33 @@ func freeDerived(_ id: UInt64, _ kind: HandleKind, _ fn: String) -> Int32 {
 /// outside every lock.
 private func readComputed(_ c: tether_computed_t, _ fn: StaticString, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
     RuntimeTable.withAcquired(c.id, .computed, stale: { staleHandle("computed", c.id) }) { runtime in
-        // A read inside a callback of this runtime is covered by the frame
-        // running that callback; an outermost one may run callbacks: pinned.
+        // Inside a callback of this runtime (a compute reading its sources):
+        // this thread already holds the delivery lock, and the frame running
+        // the callback keeps the runtime alive.
         if DeliveryContext.isDelivering(runtime.id) {
-            return readComputedLocked(runtime, c, fn, body)
+            return readComputedNested(runtime, c, fn, body)
         }
+        // An outermost read may run compute callbacks: pinned.
         return runtime.pinned { readComputedLocked(runtime, c, fn, body) }
     }
+}
+
+/// `readComputed` from inside a callback of the runtime, lock held: the read
+/// is a dependency when a compute, effect or tracking is being evaluated.
+@inline(__always)
+private func readComputedNested(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
+                                _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+    let graph = runtime.graph
+    let value: Value
+    do throws(TetherError) {
+        value = try graph.readComputed(HandleCodec.derivedID(c.id), tracked: graph.isEvaluating)
+    } catch {
+        runtime.leaveEvaluation(ownsDelivery: false)
+        return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
+    }
+    runtime.leaveEvaluation(ownsDelivery: false)
+    do throws(TetherError) { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
+    return 0
 }
 
 /// `readComputed` with the runtime found and its lock held.

@@ -28,7 +28,8 @@ final class Runtime {
     let owner: UInt
     /// A single-threaded runtime's own (disabled) lock; `lock` points at it.
     private let ownLock: Lock?
-    var id: UInt64 { HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0, generation: generation) }
+    /// The runtime's handle id (stored: it keys every DeliveryContext lookup).
+    let id: UInt64
 
     /// Set once by tether_runtime_free; every call checks it under `lock`.
     var dead = false
@@ -78,6 +79,7 @@ final class Runtime {
         deliveryLock = LockRef(deliveryLockOwner)
         self.slotIndex = slotIndex
         self.generation = generation
+        id = HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0, generation: generation)
         self.mode = mode
         self.graph = graph
         self.loop = loop

@@ -93,11 +93,16 @@ extension Runtime {
 
     /// Ends `enterEvaluation`: entered with `lock` held, releases it, runs
     /// releases the evaluation left behind, then the delivery lock if owned.
+    @inline(__always)
     func leaveEvaluation(ownsDelivery: Bool) {
         if !ownsDelivery && !graph.hasDeferredReleases && !graph.wantsLoopWake {
             lock.unlock()  // a read nested in a callback: nothing else to do
             return
         }
+        finishEvaluation(ownsDelivery: ownsDelivery)
+    }
+
+    private func finishEvaluation(ownsDelivery: Bool) {
         let deferred = graph.hasDeferredReleases ? graph.takeDeferredReleases() : nil
         wakeLoopIfNeeded()
         let sync = ownsDelivery && graph.hasSyncWork

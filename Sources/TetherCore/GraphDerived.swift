@@ -31,13 +31,19 @@ extension Graph {
         return DerivedID(index: UInt32(index), generation: generation)
     }
 
+    @inline(__always)
     func resolve(_ id: DerivedID, _ kind: DerivedKind) throws(TetherError) -> Int {
         let i = Int(id.index)
         guard i < derived.count, id.generation != 0, derived[i].generation == id.generation,
               derived[i].kind == kind, !derived[i].flags.contains(.disposed) else {
-            throw TetherError(.stale, "\(kind) handle is stale: it was freed\(kind == .tracking ? " or has fired" : ""), or never existed")
+            throw Graph.staleDerived(kind)
         }
         return i
+    }
+
+    @inline(never)
+    static func staleDerived(_ kind: DerivedKind) -> TetherError {
+        TetherError(.stale, "\(kind) handle is stale: it was freed\(kind == .tracking ? " or has fired" : ""), or never existed")
     }
 
     /// True while a compute callback runs on the evaluating thread: writes
@@ -221,7 +227,7 @@ extension Graph {
             throw TetherError(.stale, "the computed was freed while it was being computed")
         }
         if tracked { track(NodeRef.derived(d), version: derived[d].version) }
-        if let error = derived[d].error { throw error }
+        if derived[d].error != nil { throw derived[d].error.unsafelyUnwrapped }
         return derived[d].value
     }
 
