@@ -176,7 +176,9 @@ extension Graph {
     }
 
     private func recompute(_ d: Int) {
-        guard let body = derived[d].body, body.computes else { return }
+        // Borrowed: the node keeps its body until the call below returns
+        // (`running` defers a disposal), so no retain and release of it.
+        guard let bodyRef = borrowedBody(d) else { return }
         derived[d].flags.remove([.stale, .fresh])
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
@@ -186,7 +188,7 @@ extension Graph {
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
-        if !callCompute(body, &result, &failure) {
+        if !bodyRef._withUnsafeGuaranteedRef({ callCompute($0, &result, &failure) }) {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
@@ -207,10 +209,20 @@ extension Graph {
             }
         } else if derived[d].error != nil || derived[d].value != result {
             derived[d].error = nil
-            derived[d].value = result
+            swap(&derived[d].value, &result)  // no copy: result takes the old value away
             derived[d].version = nextVersion
             nextVersion &+= 1
         }
+    }
+
+    /// The body of derived node `d`, read without a retain (the caller must
+    /// keep the node from releasing it while in use). Its layout is that of
+    /// `Optional<DerivedBody>`: one pointer, null for nil.
+    @inline(__always)
+    private func borrowedBody(_ d: Int) -> Unmanaged<DerivedBody>? {
+        let offset = MemoryLayout<DerivedNode>.offset(of: \DerivedNode.body).unsafelyUnwrapped
+        return UnsafeRawPointer(derived.address(d)).load(fromByteOffset: offset,
+                                                         as: Optional<Unmanaged<DerivedBody>>.self)
     }
 
     /// Reads a computed, bringing it up to date first.

@@ -30,6 +30,12 @@ struct NodeBuffer<Element> {
 
     var indices: Range<Int> { 0..<count }
 
+    /// The address of element `i` (for layout-level reads; see Graph.borrowedBody).
+    func address(_ i: Int) -> UnsafeMutablePointer<Element> {
+        assert(i >= 0 && i < count, "node index out of range")
+        return base.unsafelyUnwrapped + i
+    }
+
     mutating func append(_ element: Element) {
         if count == capacity { grow() }
         (base! + count).initialize(to: element)

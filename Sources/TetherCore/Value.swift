@@ -56,7 +56,16 @@ extension Value: Equatable {
     /// objects compare as unordered maps (RFC 8259: member order carries no
     /// meaning), and strings compare byte for byte, without Unicode
     /// normalisation. An int never equals a double: the types differ.
+    @inline(__always)
     public static func == (lhs: Value, rhs: Value) -> Bool {
+        // Ints, the common case of derived values, without the call into
+        // the full comparison (and its copies of both operands).
+        if case let .int(a) = lhs, case let .int(b) = rhs { return a == b }
+        return equal(lhs, rhs)
+    }
+
+    @inline(never)
+    static func equal(_ lhs: Value, _ rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b

@@ -55,3 +55,38 @@ import Testing
         }
     }
 }
+
+/// Graph.recompute reads a derived node's body by its raw bits, without a
+/// retain (`borrowedBody`): right only while an optional class reference is
+/// one pointer, null for nil, the layout of `Unmanaged?`.
+@Suite struct BorrowedBodyLayoutTests {
+    @Test func anOptionalBodyIsOnePointer() {
+        #expect(MemoryLayout<DerivedBody?>.size == MemoryLayout<UnsafeRawPointer>.size)
+        #expect(MemoryLayout<DerivedBody?>.size == MemoryLayout<Unmanaged<DerivedBody>?>.size)
+        let body: DerivedBody? = DerivedBody(compute: { _ in nil })
+        let bits = withUnsafePointer(to: body) { UnsafeRawPointer($0).load(as: Unmanaged<DerivedBody>?.self) }
+        #expect(bits?.takeUnretainedValue() === body)
+        let none: DerivedBody? = nil
+        #expect(withUnsafePointer(to: none) { UnsafeRawPointer($0).load(as: UInt.self) } == 0)
+    }
+
+    @Test func recomputeStillSeesTheComputeAfterFreeingItselfMidCall() throws {
+        // A compute that frees its own node: the body must outlive the call.
+        let g = Graph()
+        let s = try g.createState(.int(1))
+        var me: DerivedID?
+        var freedInside = false
+        let c = try g.createDerived(.computed, body: DerivedBody(compute: { result in
+            if let me, !freedInside {
+                freedInside = true
+                _ = try? g.freeDerived(me, .computed)
+            }
+            result = (try? g.read(s, tracked: true)) ?? .null
+            return nil
+        }))
+        me = c
+        _ = try? g.readComputed(c)
+        #expect(freedInside)
+        #expect(throws: TetherError.self) { try g.readComputed(c) }
+    }
+}
