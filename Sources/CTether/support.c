@@ -3,8 +3,12 @@
 #define _GNU_SOURCE
 #include "CTether.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static _Thread_local char message[1024];
 __thread unsigned tether_internal_depth __attribute__((tls_model("initial-exec")));
@@ -63,4 +67,52 @@ int tether_internal_stack_probe(void) {
   }
   tether_internal_stack_low = addr ? (char *)addr : (char *)1;
   return tether_internal_stack_is_low();
+}
+
+/* ---- locks (see CTether.h) ---------------------------------------------- */
+
+static void futex_wait(uint32_t *addr, uint32_t expected) {
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(uint32_t *addr, int count) {
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* The lock was taken: spin briefly (holders keep it for a few hundred
+ * instructions), then mark it contended (2) and sleep until it is free. */
+void tether_internal_lock_wait(tether_internal_lock_t *l) {
+  int spins;
+  for (spins = 0; spins < 100; spins++) {
+    uint32_t free_ = 0;
+    if (__atomic_load_n(l, __ATOMIC_RELAXED) == 0 &&
+        __atomic_compare_exchange_n(l, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      return;
+    cpu_relax();
+  }
+  /* Taking it as 2 is conservative: the unlock may wake nobody. */
+  while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0) futex_wait(l, 2);
+}
+
+void tether_internal_lock_wake(tether_internal_lock_t *l) { futex_wake(l, 1); }
+
+void tether_internal_cond_wait(tether_internal_cond_t *c, tether_internal_lock_t *l) {
+  uint32_t seen = __atomic_load_n(c, __ATOMIC_ACQUIRE);
+  tether_internal_unlock(l);
+  futex_wait(c, seen); /* returns at once if a broadcast came in between */
+  /* Other waiters may be woken with us: take the lock as contended. */
+  while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0) futex_wait(l, 2);
+}
+
+void tether_internal_cond_broadcast(tether_internal_cond_t *c) {
+  __atomic_add_fetch(c, 1, __ATOMIC_RELEASE);
+  futex_wake(c, INT_MAX);
 }

@@ -1,27 +1,26 @@
-import Glibc
+import CTether
 
-/// A pthread mutex at a stable address (Swift may move a stored struct, and a
-/// pthread_mutex_t must not move). Paired with `Condition` for flush waits,
-/// which Synchronization.Mutex cannot do.
+/// A lock at a stable address (a futex word: CTether.h says why not a
+/// pthread mutex). Paired with `Condition` for flush waits, which
+/// Synchronization.Mutex cannot do.
 final class Lock {
-    let raw: UnsafeMutablePointer<pthread_mutex_t>
+    let raw: UnsafeMutablePointer<tether_internal_lock_t>
     /// A single-threaded runtime's locks: every operation is a no-op.
     let disabled: Bool
 
     init(disabled: Bool = false) {
         self.disabled = disabled
         raw = .allocate(capacity: 1)
-        pthread_mutex_init(raw, nil)
+        raw.initialize(to: 0)
     }
 
     deinit {
-        pthread_mutex_destroy(raw)
         raw.deallocate()
     }
 
-    @inline(__always) func lock() { if !disabled { pthread_mutex_lock(raw) } }
-    @inline(__always) func unlock() { if !disabled { pthread_mutex_unlock(raw) } }
-    @inline(__always) func tryLock() -> Bool { disabled || pthread_mutex_trylock(raw) == 0 }
+    @inline(__always) func lock() { if !disabled { tether_internal_lock(raw) } }
+    @inline(__always) func unlock() { if !disabled { tether_internal_unlock(raw) } }
+    @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
 }
 
 /// A borrowed view of a `Lock` for hot paths: a plain value, so using it
@@ -30,7 +29,7 @@ final class Lock {
 /// delivered call). Valid while its `Lock` lives: the runtime keeps the one
 /// it wraps alive (slots are never freed; its own locks are stored too).
 struct LockRef {
-    let raw: UnsafeMutablePointer<pthread_mutex_t>
+    let raw: UnsafeMutablePointer<tether_internal_lock_t>
     let disabled: Bool
 
     init(_ lock: Lock) {
@@ -38,24 +37,24 @@ struct LockRef {
         disabled = lock.disabled
     }
 
-    @inline(__always) func lock() { if !disabled { pthread_mutex_lock(raw) } }
-    @inline(__always) func unlock() { if !disabled { pthread_mutex_unlock(raw) } }
-    @inline(__always) func tryLock() -> Bool { disabled || pthread_mutex_trylock(raw) == 0 }
+    @inline(__always) func lock() { if !disabled { tether_internal_lock(raw) } }
+    @inline(__always) func unlock() { if !disabled { tether_internal_unlock(raw) } }
+    @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
 }
 
+/// Waits for a broadcast while holding a `Lock` (see tether_internal_cond_wait).
 final class Condition {
-    let raw: UnsafeMutablePointer<pthread_cond_t>
+    let raw: UnsafeMutablePointer<tether_internal_cond_t>
 
     init() {
         raw = .allocate(capacity: 1)
-        pthread_cond_init(raw, nil)
+        raw.initialize(to: 0)
     }
 
     deinit {
-        pthread_cond_destroy(raw)
         raw.deallocate()
     }
 
-    func wait(_ lock: LockRef) { pthread_cond_wait(raw, lock.raw) }
-    func broadcast() { pthread_cond_broadcast(raw) }
+    func wait(_ lock: LockRef) { tether_internal_cond_wait(raw, lock.raw) }
+    func broadcast() { tether_internal_cond_broadcast(raw) }
 }

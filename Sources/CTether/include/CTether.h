@@ -126,4 +126,38 @@ static inline int tether_internal_stack_is_low(void) {
   return (size_t)(here - low) < TETHER_INTERNAL_STACK_RESERVE;
 }
 
+/* Locks. The graph lock is taken once or twice per call on every hot path
+ * (a read inside a compute callback, a write, each delivered call), and
+ * pthread_mutex_lock/unlock cost 57 instructions a pair there (type
+ * dispatch, owner and count bookkeeping; profiled at 12% of a recompute).
+ * This is the classic three-state futex lock (0 free, 1 held, 2 held with
+ * waiters): taking and releasing a free lock is one atomic instruction
+ * each, inline; only contention goes to the kernel. */
+typedef uint32_t tether_internal_lock_t;
+
+TETHER_INTERNAL void tether_internal_lock_wait(tether_internal_lock_t *l);
+TETHER_INTERNAL void tether_internal_lock_wake(tether_internal_lock_t *l);
+
+static inline void tether_internal_lock(tether_internal_lock_t *l) {
+  uint32_t free_ = 0;
+  if (!__atomic_compare_exchange_n(l, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    tether_internal_lock_wait(l);
+}
+
+static inline int tether_internal_trylock(tether_internal_lock_t *l) {
+  uint32_t free_ = 0;
+  return __atomic_compare_exchange_n(l, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void tether_internal_unlock(tether_internal_lock_t *l) {
+  if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2) tether_internal_lock_wake(l);
+}
+
+/* A condition variable for these locks: waiters sleep on a sequence number
+ * that every broadcast advances. Like pthread_cond_wait, a wait may return
+ * without a broadcast; callers re-check their condition in a loop. */
+typedef uint32_t tether_internal_cond_t;
+TETHER_INTERNAL void tether_internal_cond_wait(tether_internal_cond_t *c, tether_internal_lock_t *l);
+TETHER_INTERNAL void tether_internal_cond_broadcast(tether_internal_cond_t *c);
+
 #endif
