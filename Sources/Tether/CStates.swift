@@ -102,23 +102,25 @@ public func tether_state_new_json(_ rt: tether_runtime_t, _ json: UnsafePointer<
     newState(rt, flags, out, "tether_state_new_json") { () throws(TetherError) in try jsonValue(json, len, "json") }
 }
 
+@inline(__always)
 private func newState(_ rt: tether_runtime_t, _ flags: UInt32, _ out: UnsafeMutablePointer<tether_state_t>?,
-                      _ fn: String, _ make: () throws(TetherError) -> Value) -> Int32 {
+                      _ fn: StaticString, _ make: () throws(TetherError) -> Value) -> Int32 {
     guard let out else { return fail(.invalidArgument, "\(fn): out is NULL") }
     guard flags & ~UInt32(TETHER_STATE_LOCK_TYPE) == 0 else {
         return fail(.invalidArgument, "\(fn): unknown state flags 0x\(String(flags, radix: 16))")
     }
     let value: Value
     do { value = try make() } catch { return fail(TetherError(error.code, "\(fn): \(error.message)")) }
-    guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
-    defer { runtime.lock.unlock() }
-    do {
-        let id = try runtime.graph.createState(value, typeLocked: flags & UInt32(TETHER_STATE_LOCK_TYPE) != 0)
-        out.pointee = tether_state_t(id: HandleCodec.state(runtime.slotIndex, id))
-        runtime.adopt(out.pointee.id)
-        return 0
-    } catch {
-        return fail(TetherError(error.code, "\(fn): \(error.message)"))
+    return RuntimeTable.withAcquired(rt.id, .runtime, stale: { staleHandle("runtime", rt.id) }) { runtime in
+        defer { runtime.lock.unlock() }
+        do throws(TetherError) {
+            let id = try runtime.graph.createState(value, typeLocked: flags & UInt32(TETHER_STATE_LOCK_TYPE) != 0)
+            out.pointee = tether_state_t(id: HandleCodec.state(runtime.slotIndex, id))
+            runtime.adopt(out.pointee.id)
+            return 0
+        } catch {
+            return fail(TetherError(error.code, "\(fn): \(error.message)"))
+        }
     }
 }
 

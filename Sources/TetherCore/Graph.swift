@@ -185,20 +185,23 @@ open class Graph {
 
     public func createState(_ value: Value, typeLocked: Bool = false) throws(TetherError) -> StateID {
         let generation = generations.take()
-        let node = StateNode(value: value, typeLocked: typeLocked, generation: generation,
-                             revision: revision, firstObserver: noIndex, lastObserver: noIndex,
-                             nextFree: noIndex)
         let index: UInt32
+        // The node is built in each branch, not once before: a shared local
+        // was copied in and destroyed (a value-witness copy per state).
         if firstFreeState != noIndex {
             index = firstFreeState
             firstFreeState = states[Int(index)].nextFree
-            states[Int(index)] = node
+            states[Int(index)] = StateNode(value: value, typeLocked: typeLocked, generation: generation,
+                                           revision: revision, firstObserver: noIndex, lastObserver: noIndex,
+                                           nextFree: noIndex)
         } else {
             guard states.count < Graph.maxNodes else {
                 throw TetherError(.noMemory, "too many live states (limit \(Graph.maxNodes))")
             }
             index = UInt32(states.count)
-            states.append(node)
+            states.append(StateNode(value: value, typeLocked: typeLocked, generation: generation,
+                                    revision: revision, firstObserver: noIndex, lastObserver: noIndex,
+                                    nextFree: noIndex))
         }
         liveStates += 1
         return StateID(index: index, generation: generation)

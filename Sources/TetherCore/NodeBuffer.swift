@@ -36,7 +36,7 @@ struct NodeBuffer<Element> {
         return base.unsafelyUnwrapped + i
     }
 
-    mutating func append(_ element: Element) {
+    mutating func append(_ element: consuming Element) {
         if count == capacity { grow() }
         (base! + count).initialize(to: element)
         count += 1
