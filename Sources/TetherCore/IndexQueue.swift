@@ -30,9 +30,33 @@ public final class IndexQueue {
     @inline(__always) public func removeAll() { count = 0 }
 
     /// Sorts the entries by a key (stable order is not needed: keys are unique).
+    /// Queues are nearly always in order already, or exactly reversed (the
+    /// push phase pops subscribers last-first): both take one pass. Otherwise
+    /// each key is computed once and (key, entry) pairs are sorted; sorting
+    /// the entries with a key closure computed two keys per comparison
+    /// (profiled: 30% of a write that queues 50 effects).
     public func sort(by key: (UInt32) -> UInt64) {
+        guard count > 1 else { return }
+        var ascending = true
+        var descending = true
+        var previous = key(storage[0])
+        for i in 1..<count {
+            let k = key(storage[i])
+            if k < previous { ascending = false } else { descending = false }
+            if !ascending && !descending { break }
+            previous = k
+        }
+        if ascending { return }
         var entries = UnsafeMutableBufferPointer(start: storage, count: count)
-        entries.sort { key($0) < key($1) }
+        if descending {
+            entries.reverse()
+            return
+        }
+        var pairs = [(key: UInt64, entry: UInt32)]()
+        pairs.reserveCapacity(count)
+        for entry in entries { pairs.append((key(entry), entry)) }
+        pairs.sort { $0.key < $1.key }
+        for i in 0..<count { storage[i] = pairs[i].entry }
     }
 
     private func grow() {
