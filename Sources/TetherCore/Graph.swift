@@ -7,10 +7,11 @@
 /// and queue them; the owner takes deliveries out (`takeBatch`) and calls
 /// them outside its lock, so a callback may call back into the graph.
 open class Graph {
-    /// 64 bytes: fields ordered so the 17-byte value is followed by the
-    /// one-byte flag and the four-byte fields pack behind it; the rarely
-    /// needed epoch base lives in `bases` (benchmark target: at most 64
-    /// bytes per state).
+    /// 56 bytes: fields ordered so the 17-byte value is followed by the
+    /// one-byte flags and the four-byte fields pack behind it; the rarely
+    /// needed epoch base lives in `bases`; the subscriber list has no tail
+    /// and the free list reuses its head (benchmark target: at most 64
+    /// bytes per state, including the storage's growth slack).
     struct StateNode {
         var value: Value
         var typeLocked: Bool
@@ -24,13 +25,29 @@ open class Graph {
         var version: UInt64 = 0
         var firstObserver: UInt32    // intrusive list, registration order
         var lastObserver: UInt32
-        // Readers (computeds, effects, trackings): Link lists.
+        /// Readers (computeds, effects, trackings): a Link list, newest
+        /// first (no tail index: 4 bytes per state; the order readers are
+        /// marked in does not matter, calls are sorted by registration).
+        /// While the slot is free (generation 0) it links the free slots.
         var firstSub: UInt32 = noIndex
-        var lastSub: UInt32 = noIndex
-        var nextFree: UInt32
         /// Index into `bases`, or noIndex: made the first time a state with
         /// readers is written.
         var base: UInt32 = noIndex
+
+        init(value: Value, typeLocked: Bool, generation: UInt32, revision: UInt64) {
+            self.value = value
+            self.typeLocked = typeLocked
+            self.generation = generation
+            self.revision = revision
+            firstObserver = noIndex
+            lastObserver = noIndex
+        }
+
+        /// The next free slot, while this one is free.
+        var nextFree: UInt32 {
+            get { firstSub }
+            set { firstSub = newValue }
+        }
     }
 
     /// What a state was at the start of the current epoch, for the version
@@ -192,16 +209,14 @@ open class Graph {
             index = firstFreeState
             firstFreeState = states[Int(index)].nextFree
             states[Int(index)] = StateNode(value: value, typeLocked: typeLocked, generation: generation,
-                                           revision: revision, firstObserver: noIndex, lastObserver: noIndex,
-                                           nextFree: noIndex)
+                                           revision: revision)
         } else {
             guard states.count < Graph.maxNodes else {
                 throw TetherError(.noMemory, "too many live states (limit \(Graph.maxNodes))")
             }
             index = UInt32(states.count)
             states.append(StateNode(value: value, typeLocked: typeLocked, generation: generation,
-                                    revision: revision, firstObserver: noIndex, lastObserver: noIndex,
-                                    nextFree: noIndex))
+                                    revision: revision))
         }
         liveStates += 1
         return StateID(index: index, generation: generation)

@@ -21,7 +21,7 @@ extension Graph {
                                   nextDep: cursor, prevSub: noIndex, nextSub: noIndex))
         if previous != noIndex { links[Int(previous)].nextDep = l } else { derived[top].firstDep = l }
         if cursor != noIndex { links[Int(cursor)].prevDep = l } else { derived[top].lastDep = l }
-        appendSubscriber(l, to: dep)
+        linkSubscriber(l, to: dep)
     }
 
     private func allocateLink(_ link: Link) -> UInt32 {
@@ -35,7 +35,7 @@ extension Graph {
         return UInt32(links.count - 1)
     }
 
-    private func appendSubscriber(_ l: UInt32, to dep: UInt32) {
+    private func linkSubscriber(_ l: UInt32, to dep: UInt32) {
         let i = NodeRef.index(dep)
         if NodeRef.isDerived(dep) {
             let last = derived[i].lastSub
@@ -43,10 +43,12 @@ extension Graph {
             if last != noIndex { links[Int(last)].nextSub = l } else { derived[i].firstSub = l }
             derived[i].lastSub = l
         } else {
-            let last = states[i].lastSub
-            links[Int(l)].prevSub = last
-            if last != noIndex { links[Int(last)].nextSub = l } else { states[i].firstSub = l }
-            states[i].lastSub = l
+            // A state's readers: newest first (StateNode has no tail index).
+            let first = states[i].firstSub
+            links[Int(l)].prevSub = noIndex
+            links[Int(l)].nextSub = first
+            if first != noIndex { links[Int(first)].prevSub = l }
+            states[i].firstSub = l
         }
     }
 
@@ -68,7 +70,7 @@ extension Graph {
             if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub } else { derived[i].lastSub = link.prevSub }
         } else {
             if link.prevSub != noIndex { links[Int(link.prevSub)].nextSub = link.nextSub } else { states[i].firstSub = link.nextSub }
-            if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub } else { states[i].lastSub = link.prevSub }
+            if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub }
         }
         links[Int(l)].nextDep = firstFreeLink
         links[Int(l)].dep = noIndex

@@ -292,7 +292,9 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
 }
 
 @Suite struct GraphLayoutTests {
-    @Test func stateNodeFitsSixtyFourBytes() {
-        #expect(MemoryLayout<Graph.StateNode>.stride <= 64)
+    /// 56, so that with the storage's doubling slack a state still costs
+    /// at most 64 bytes (the benchmark target) at any count.
+    @Test func stateNodeFitsFiftySixBytes() {
+        #expect(MemoryLayout<Graph.StateNode>.stride <= 56)
     }
 }
