@@ -10,8 +10,7 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
     guard let fn else { return fail(.invalidArgument, "tether_computed_new: fn is NULL") }
     guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
     defer { runtime.lock.unlock() }
-    let body = DerivedBody(computeFunction: fn, userData: userData, isBindingGet: false,
-                           release: { destroy?(userData) })
+    let body = CComputeBody(fn, userData, destroy)
     do {
         let id = try runtime.graph.createDerived(.computed, body: body)
         out.pointee = tether_computed_t(id: HandleCodec.derived(runtime.slotIndex, .computed, id))

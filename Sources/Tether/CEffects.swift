@@ -13,27 +13,16 @@ public func tether_effect_new(_ rt: tether_runtime_t, _ flags: UInt32, _ fn: tet
         return fail(.invalidArgument, "tether_effect_new: unknown effect flags 0x\(String(flags, radix: 16))")
     }
     guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
-    let slot = runtime.slotIndex
-    // The handle is known only after creation; the body reads it from here.
-    let handle = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-    handle.initialize(to: 0)
-    let body = DerivedBody(
-        run: { _ in fn(tether_effect_t(id: handle.pointee), userData) },
-        cleanup: cleanup.map { c in { c(userData) } },
-        release: {
-            handle.deallocate()
-            destroy?(userData)
-        })
+    let body = CEffectBody(fn, cleanup, userData, destroy)
     let id: DerivedID
     do {
         id = try runtime.graph.createDerived(.effect, body: body, sync: flags & UInt32(TETHER_EFFECT_SYNC) != 0)
     } catch {
         runtime.lock.unlock()
-        handle.deallocate()
         return fail(TetherError(error.code, "tether_effect_new: \(error.message)"))
     }
-    handle.pointee = HandleCodec.derived(slot, .effect, id)
-    out.pointee = tether_effect_t(id: handle.pointee)
+    body.handle = tether_effect_t(id: HandleCodec.derived(runtime.slotIndex, .effect, id))
+    out.pointee = body.handle
     runtime.adopt(out.pointee.id)
     runtime.deliverAfterChange()  // a SYNC effect's first run, before we return
     return 0

@@ -32,7 +32,13 @@ struct DerivedFlags: OptionSet {
 public typealias ComputeFunction = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
 
 /// The callbacks behind a derived node. `release` runs exactly once.
-public final class DerivedBody {
+///
+/// The graph calls them through the overridable methods (`runBody`,
+/// `runCleanup`, `runRelease`), so the C face subclasses this for C
+/// callbacks: one object per node holding the function pointers, instead of
+/// this object plus a closure context per callback (profiled: four mallocs
+/// per effect, and a retain of each closure context per run).
+open class DerivedBody {
     /// Computed: fill the result, or return the error to cache.
     public let compute: ((inout Value) -> TetherError?)?
     /// Computed, from C: called directly by the owner's `callCompute`, with
@@ -41,8 +47,6 @@ public final class DerivedBody {
     public let userData: UnsafeMutableRawPointer?
     /// A custom binding's get rather than a computed's compute (messages).
     public let isBindingGet: Bool
-    /// Whether this body computes a value (either form).
-    public var computes: Bool { compute != nil || computeFunction != nil }
     /// Effect: its body. Tracking: on_change, given the revision.
     public let run: ((UInt64) -> Void)?
     /// Effect: before each re-run and on disposal.
@@ -62,8 +66,9 @@ public final class DerivedBody {
         self.release = release
     }
 
-    /// A computed (or custom binding get) computed by a C function.
-    public init(computeFunction: @escaping ComputeFunction, userData: UnsafeMutableRawPointer?,
+    /// A computed (or custom binding get) computed by a C function; a
+    /// subclass may leave `release` nil and override `runRelease`.
+    public init(computeFunction: ComputeFunction?, userData: UnsafeMutableRawPointer?,
                 isBindingGet: Bool, release: (() -> Void)?) {
         compute = nil
         self.computeFunction = computeFunction
@@ -74,16 +79,29 @@ public final class DerivedBody {
         self.release = release
     }
 
-    /// Ends the node's callbacks: the owed cleanup, then the release.
-    /// Idempotent. Call without the graph lock (both are user callbacks).
-    public func finish() {
-        if cleanupOwed {
-            cleanupOwed = false
-            cleanup?()
-        }
+    /// Effect: runs its body. Tracking: calls on_change with the revision.
+    open func runBody(_ revision: UInt64) { run?(revision) }
+
+    /// Effect: whether it has a cleanup to call before each re-run.
+    open var hasCleanup: Bool { cleanup != nil }
+
+    open func runCleanup() { cleanup?() }
+
+    /// The node's destroy: called once, by `finish`.
+    open func runRelease() {
         let r = release
         release = nil
         r?()
+    }
+
+    /// Ends the node's callbacks: the owed cleanup, then the release.
+    /// Idempotent. Call without the graph lock (both are user callbacks).
+    public final func finish() {
+        if cleanupOwed {
+            cleanupOwed = false
+            runCleanup()
+        }
+        runRelease()
     }
 }
 

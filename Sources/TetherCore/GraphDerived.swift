@@ -285,11 +285,16 @@ extension Graph {
     }
 
     private func runEffect(_ d: Int, round: UInt32) {
-        guard let body = derived[d].body, let run = body.run else { return }
+        // Borrowed, as in recompute: `running` keeps the node's body.
+        guard let bodyRef = borrowedBody(d) else { return }
+        bodyRef._withUnsafeGuaranteedRef { body in runEffect(d, body, round: round) }
+    }
+
+    private func runEffect(_ d: Int, _ body: DerivedBody, round: UInt32) {
         derived[d].running += 1
         if body.cleanupOwed {
             body.cleanupOwed = false
-            if let cleanup = body.cleanup { _ = callOut(round &+ 1, Cause()) { cleanup() } }
+            if body.hasCleanup { _ = callOut(round &+ 1, Cause()) { body.runCleanup() } }
             if derived[d].flags.contains(.disposed) {
                 derived[d].running -= 1
                 if derived[d].running == 0 { finishDisposal(d) }
@@ -305,7 +310,7 @@ extension Graph {
         let why = takeCause(d)
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
-        _ = callOut(round &+ 1, why) { run(rev) }
+        _ = callOut(round &+ 1, why) { body.runBody(rev) }
         untrackedDepth = evalStack.popLast()!.savedUntracked
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
@@ -331,7 +336,7 @@ extension Graph {
         derived[d].running += 1
         let rev = derived[d].pendingRevision
         let why = takeCause(d)
-        if let run = body.run { _ = callOut(round &+ 1, why) { run(rev) } }
+        _ = callOut(round &+ 1, why) { body.runBody(rev) }
         derived[d].running -= 1
         if derived[d].running == 0 { finishDisposal(d) }
     }

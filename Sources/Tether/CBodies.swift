@@ -1,0 +1,51 @@
+import CTether
+import TetherCore
+
+/// The body of a C computed: its compute function and user data (in the
+/// base class, called directly by RuntimeGraph.callCompute) and its destroy.
+/// One object per computed, no closures.
+final class CComputeBody: DerivedBody {
+    private let destroy: tether_destroy_fn?
+    private var released = false
+
+    init(_ fn: @escaping tether_compute_fn, _ userData: UnsafeMutableRawPointer?, _ destroy: tether_destroy_fn?) {
+        self.destroy = destroy
+        super.init(computeFunction: fn, userData: userData, isBindingGet: false, release: nil)
+    }
+
+    override func runRelease() {
+        if released { return }
+        released = true
+        destroy?(userData)
+    }
+}
+
+/// The body of a C effect: its function, cleanup and destroy, and the
+/// effect's own handle (known once the node exists) to pass to them.
+final class CEffectBody: DerivedBody {
+    private let fn: tether_effect_fn
+    private let cleanupFn: tether_cleanup_fn?
+    private let destroy: tether_destroy_fn?
+    var handle = tether_effect_t(id: 0)
+    private var released = false
+
+    init(_ fn: @escaping tether_effect_fn, _ cleanup: tether_cleanup_fn?, _ userData: UnsafeMutableRawPointer?,
+         _ destroy: tether_destroy_fn?) {
+        self.fn = fn
+        cleanupFn = cleanup
+        self.destroy = destroy
+        super.init(computeFunction: nil, userData: userData, isBindingGet: false, release: nil)
+    }
+
+    override func runBody(_ revision: UInt64) { fn(handle, userData) }
+
+    override var hasCleanup: Bool { cleanupFn != nil }
+
+    override func runCleanup() { cleanupFn?(userData) }
+
+    override func runRelease() {
+        if released { return }
+        released = true
+        destroy?(userData)
+    }
+}
