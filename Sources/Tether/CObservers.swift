@@ -27,40 +27,67 @@ private func lend<R>(_ value: borrowing Value?, _ body: (OpaquePointer?) -> R) -
     }
 }
 
-/// Builds the Swift sink that calls a C observer, and the release that calls
-/// its destroy function.
+/// The sink of a C observer: calls its function with a `tether_change_t`
+/// (values lent in place), and its destroy function once on release.
 /// `binding`: the binding observed (0 for none); `showState`: false when
 /// the observed state is a constant binding's private one.
+final class CObserverSink: ObserverSink {
+    private let fn: tether_observer_fn
+    private let userData: UnsafeMutableRawPointer?
+    private let destroy: tether_destroy_fn?
+    private let slot: Int
+    private let observed: ObservedPath
+    private let binding: UInt64
+    private let showState: Bool
+    private var released = false
+
+    init(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
+         destroy: tether_destroy_fn?, path: JSONPointer?, binding: UInt64, showState: Bool) {
+        self.fn = fn
+        self.userData = userData
+        self.destroy = destroy
+        self.slot = slot
+        observed = ObservedPath(path)
+        self.binding = binding
+        self.showState = showState
+        super.init()
+    }
+
+    override func deliver(_ change: borrowing Change) {
+        lend(change.oldValue) { old in
+            lend(change.newValue) { new in
+                var c = tether_change_t()
+                c.observer = tether_observer_t(id: HandleCodec.observer(slot, change.observer))
+                if showState, let state = change.state {
+                    c.state = tether_state_t(id: HandleCodec.state(slot, state))
+                }
+                if let computed = change.computed {
+                    c.computed = tether_computed_t(id: HandleCodec.derived(slot, .computed, computed))
+                }
+                c.path = UnsafePointer(observed.text)
+                c.old_value = old
+                c.new_value = new
+                c.revision = change.revision
+                c.flags = change.isInitial ? UInt32(TETHER_CHANGE_INITIAL) : 0
+                c.transaction = TransactionMeta.info(of: change.cause)
+                c.binding = tether_binding_t(id: binding)
+                fn(&c, userData)
+            }
+        }
+    }
+
+    override func runRelease() {
+        if released { return }
+        released = true
+        destroy?(userData)
+    }
+}
+
 func makeSink(slot: Int, fn: @escaping tether_observer_fn, userData: UnsafeMutableRawPointer?,
               destroy: tether_destroy_fn?, path: JSONPointer?, binding: UInt64 = 0,
               showState: Bool = true) -> ObserverSink {
-    let observed = ObservedPath(path)
-    return ObserverSink(
-        call: { change in
-            lend(change.oldValue) { old in
-                lend(change.newValue) { new in
-                    var c = tether_change_t()
-                    c.observer = tether_observer_t(id: HandleCodec.observer(slot, change.observer))
-                    if showState, let state = change.state {
-                        c.state = tether_state_t(id: HandleCodec.state(slot, state))
-                    }
-                    if let computed = change.computed {
-                        c.computed = tether_computed_t(id: HandleCodec.derived(slot, .computed, computed))
-                    }
-                    c.path = UnsafePointer(observed.text)
-                    c.old_value = old
-                    c.new_value = new
-                    c.revision = change.revision
-                    c.flags = change.isInitial ? UInt32(TETHER_CHANGE_INITIAL) : 0
-                    c.transaction = TransactionMeta.info(of: change.cause)
-                    c.binding = tether_binding_t(id: binding)
-                    fn(&c, userData)
-                }
-            }
-        },
-        release: {
-            destroy?(userData)
-        })
+    CObserverSink(slot: slot, fn: fn, userData: userData, destroy: destroy, path: path,
+                  binding: binding, showState: showState)
 }
 
 /// The checks every observe function makes before touching its target:

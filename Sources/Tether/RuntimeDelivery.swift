@@ -123,7 +123,7 @@ extension Runtime {
         // Writes made inside get the next round; see Graph.maxRounds.
         let entry = DeliveryContext.enter(id, round: delivery.round &+ 1, delivery.change.cause)
         if case .refused = entry { return }
-        delivery.sink.unsafelyUnwrapped.call(delivery.change)
+        delivery.deliver()
         DeliveryContext.leave(entry)
     }
 

@@ -11,7 +11,17 @@
 /// per call; profiled).
 public struct Delivery {
     public internal(set) var observerIndex: Int = 0
-    public internal(set) var sink: ObserverSink? = nil
+    /// Borrowed: the observer's `running` count keeps its sink in its
+    /// record until `endDelivery` (a retained copy cost a retain and a
+    /// release per call).
+    var sinkRef: Unmanaged<ObserverSink>? = nil
+    public var sink: ObserverSink? { sinkRef?.takeUnretainedValue() }
+
+    /// Calls the sink with the change, without retaining the sink.
+    @inline(__always)
+    public func deliver() {
+        sinkRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.deliver(change) }
+    }
     public internal(set) var change = Change(observer: ObserverID(index: 0, generation: 0), state: nil,
                                              computed: nil, path: nil, oldValue: nil, newValue: nil,
                                              revision: 0, isInitial: false, cause: Cause())
@@ -103,7 +113,7 @@ extension Graph {
         if !initial, !observers[i].options.contains(.equal), old == new { return false }
         observers[i].running += 1
         d.observerIndex = i
-        d.sink = observers[i].sink
+        d.sinkRef = borrowedSink(i)
         d.round = observers[i].pendingRound
         d.change.observer = ObserverID(index: UInt32(i), generation: observers[i].generation)
         d.change.state = state
@@ -120,6 +130,15 @@ extension Graph {
             observers[i].pendingMeta = nil
         }
         return true
+    }
+
+    /// Observer `i`'s sink, read without a retain (see `Delivery.sinkRef`).
+    /// Its layout is that of `Optional<ObserverSink>`: one pointer, null for nil.
+    @inline(__always)
+    func borrowedSink(_ i: Int) -> Unmanaged<ObserverSink>? {
+        let offset = MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.sink).unsafelyUnwrapped
+        return UnsafeRawPointer(observers.address(i)).load(fromByteOffset: offset,
+                                                           as: Optional<Unmanaged<ObserverSink>>.self)
     }
 
     /// Ends a call. Returns the sink to release when the observer was removed

@@ -33,7 +33,12 @@ public struct Cause {
 /// The callback of one observer and the release of whatever it captured.
 /// `release` runs exactly once: when the observer is removed, its state or
 /// graph is freed, or the last running call ends after such a removal.
-public final class ObserverSink {
+///
+/// The owner calls it through `deliver` and `runRelease`, which the C face
+/// overrides for C observers: one object per observer holding the function
+/// pointers, instead of this object plus two closure contexts (profiled: a
+/// retain of the closure context per call).
+open class ObserverSink {
     public let call: (borrowing Change) -> Void
     private var release: (() -> Void)?
 
@@ -42,8 +47,17 @@ public final class ObserverSink {
         self.release = release
     }
 
+    /// For subclasses that override `deliver` and `runRelease`.
+    public init() {
+        call = { _ in }
+        release = nil
+    }
+
+    /// Calls the observer with `change`.
+    open func deliver(_ change: borrowing Change) { call(change) }
+
     /// Idempotent, so a sink handed to several cleanup paths still releases once.
-    public func runRelease() {
+    open func runRelease() {
         let r = release
         release = nil
         r?()
