@@ -105,17 +105,27 @@ extension Runtime {
     private func finishEvaluation(ownsDelivery: Bool) {
         let deferred = graph.hasDeferredReleases ? graph.takeDeferredReleases() : nil
         wakeLoopIfNeeded()
-        let sync = ownsDelivery && graph.hasSyncWork
-        if sync {
+        // Whether a callback asked for a teardown: read under the lock we
+        // hold anyway, so the common case skips finishTeardownIfOwed's own
+        // lock section (profiled on reads from outside callbacks).
+        var teardownAsked = true  // the runtime died during the drain
+        if ownsDelivery && graph.hasSyncWork {
             // Delivering what the evaluation queued (SYNC effects, SYNC+INITIAL observers).
-            if drainLocked(includeLoop: false) { lock.unlock() }
+            if drainLocked(includeLoop: false) {
+                teardownAsked = teardownPending
+                lock.unlock()
+            }
         } else {
+            teardownAsked = teardownPending
             lock.unlock()
         }
-        if let deferred { runReleases(sinks: deferred.sinks, bodies: deferred.bodies) }
+        if let deferred {
+            runReleases(sinks: deferred.sinks, bodies: deferred.bodies)
+            teardownAsked = true  // a destroy function may have freed the runtime
+        }
         if ownsDelivery {
             deliveryLock.unlock()
-            finishTeardownIfOwed()
+            if teardownAsked { finishTeardownIfOwed() }
         }
     }
 

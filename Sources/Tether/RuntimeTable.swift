@@ -20,17 +20,21 @@ final class RuntimeSlot {
 }
 
 enum RuntimeTable {
-    static let slots: [RuntimeSlot] = (0..<HandleCodec.maxRuntimes).map { _ in RuntimeSlot() }
-    /// The slots by address: reading one costs no retain (they are never freed).
-    static let slotBase: UnsafeMutablePointer<Unmanaged<RuntimeSlot>> = {
-        let p = UnsafeMutablePointer<Unmanaged<RuntimeSlot>>.allocate(capacity: slots.count)
-        for (i, slot) in slots.enumerated() { (p + i).initialize(to: .passUnretained(slot)) }
-        return p
+    /// Made on first use (the first runtime), and published by address in
+    /// tether_internal_slot_objects for the lookups: reading one there costs
+    /// no retain (they are never freed) and no swift_once.
+    static let slots: [RuntimeSlot] = {
+        let slots = (0..<HandleCodec.maxRuntimes).map { _ in RuntimeSlot() }
+        for (i, slot) in slots.enumerated() {
+            tether_internal_set_slot_object(Int32(i), Unmanaged.passUnretained(slot).toOpaque())
+        }
+        return slots
     }()
     private static let freeLock = Lock()
     private static var freeSlots: [Int] = Array((0..<HandleCodec.maxRuntimes).reversed())
 
     static func allocate() -> Int? {
+        _ = slots  // published before any handle can exist
         freeLock.lock()
         defer { freeLock.unlock() }
         return freeSlots.popLast()
@@ -66,7 +70,8 @@ enum RuntimeTable {
     private static func locked(_ id: UInt64, _ kind: HandleKind) -> Unmanaged<Runtime>? {
         let h = HandleCodec.decode(id)
         guard h.kind == kind.rawValue, h.slot < HandleCodec.maxRuntimes else { return nil }
-        return slotBase[h.slot]._withUnsafeGuaranteedRef { slot -> Unmanaged<Runtime>? in
+        guard let object = tether_internal_slot_object(Int32(h.slot)) else { return nil }
+        return Unmanaged<RuntimeSlot>.fromOpaque(object)._withUnsafeGuaranteedRef { slot -> Unmanaged<Runtime>? in
             if tether_internal_slot_owner(Int32(h.slot)) != 0 { return lockedSingleThreaded(slot, h, kind) }
             slot.lock.lock()
             guard let runtime = slot.fastRuntime, live(runtime, h, kind) else {

@@ -85,6 +85,18 @@ static inline void tether_internal_set_slot_owner(int slot, uintptr_t owner) {
   __atomic_store_n(&tether_internal_slot_owners[slot], owner, __ATOMIC_RELEASE);
 }
 
+/* The runtime slots (RuntimeSlot objects, never freed), by index: filled
+ * once, before the first runtime is made. Read on every handle lookup; a
+ * Swift static would pay a swift_once check there (profiled). NULL: no
+ * runtime was ever made, so no handle can be valid. */
+extern void *tether_internal_slot_objects[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
+static inline void *tether_internal_slot_object(int slot) {
+  return __atomic_load_n(&tether_internal_slot_objects[slot], __ATOMIC_ACQUIRE);
+}
+static inline void tether_internal_set_slot_object(int slot, void *object) {
+  __atomic_store_n(&tether_internal_slot_objects[slot], object, __ATOMIC_RELEASE);
+}
+
 /* Set when a handle lookup was refused because the handle's runtime is
  * single-threaded and owned by another thread: the error reported is then
  * TETHER_ETHREAD, not TETHER_ESTALE. */
