@@ -383,6 +383,24 @@ is why they run in the same `make bench`, one after another.
 """
 
 
+def top_costs(path):
+    """The profile's before/after table, kept in docs/performance.md (one
+    source), between its top-costs markers."""
+    perf = os.path.join(os.path.dirname(os.path.abspath(path)), "performance.md")
+    try:
+        text = open(perf, encoding="utf-8").read()
+    except OSError:
+        return []
+    begin, end = "<!-- top-costs: begin", "<!-- top-costs: end -->"
+    if begin not in text or end not in text:
+        return []
+    section = text.split(begin, 1)[1].split("\n", 1)[1].split(end, 1)[0].strip()
+    return ["## Where the time goes: top costs before and after", "",
+            "From `docs/performance.md` (callgrind instruction counts, which repeat exactly "
+            "on a busy machine; the method and every profile-driven change are there).", "",
+            section, ""]
+
+
 def write_markdown(path, chart_path, figures, status, versions, command):
     lines = []
     m = machine()
@@ -573,6 +591,7 @@ def write_markdown(path, chart_path, figures, status, versions, command):
         os.path.abspath(chart_path), os.path.dirname(os.path.abspath(path))))
     lines.append("")
     lines += body
+    lines += top_costs(path)
     lines.append(METHODS)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines).rstrip() + "\n")

@@ -25,6 +25,9 @@ struct DerivedFlags: OptionSet {
     static let sync = DerivedFlags(rawValue: 32)
     /// An effect whose cleanup is owed before its next run.
     static let ranOnce = DerivedFlags(rawValue: 64)
+    /// A computed whose last evaluation failed: its error is in
+    /// `Graph.derivedErrors` (a side table: 24 bytes per node otherwise).
+    static let failed = DerivedFlags(rawValue: 128)
 }
 
 /// A C compute function: fills the value behind its first argument,
@@ -119,7 +122,6 @@ struct DerivedNode {
     var kind: DerivedKind
     var flags: DerivedFlags
     var value: Value
-    var error: TetherError?
     var version: UInt64
     var body: DerivedBody?
     var firstDep: UInt32

@@ -118,6 +118,9 @@ open class Graph {
     /// its own revision as the wave): a side table, so computed nodes do not
     /// grow for what only queued callbacks need.
     var derivedCauses: [UInt32: Cause] = [:]
+    /// The cached errors of computeds whose last evaluation failed
+    /// (`DerivedFlags.failed`), by derived index: rare, so not in every node.
+    var derivedErrors: [UInt32: TetherError] = [:]
     /// Descriptors of described states, by state index.
     var descriptors: [UInt32: StateDescriptor] = [:]
     /// What the writes being made now were caused by; the owner sets it

@@ -101,7 +101,7 @@ extension Graph {
                 if observers[i].removed && observers[i].running == 0 { deferredRelease(freeObserverSlot(i)) }
                 return false
             }
-            whole = derived[d].error == nil ? derived[d].value : nil
+            whole = derived[d].flags.contains(.failed) ? nil : derived[d].value
             computed = DerivedID(index: UInt32(d), generation: derived[d].generation)
         } else {
             let s = NodeRef.index(target)

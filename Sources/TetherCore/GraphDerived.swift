@@ -9,7 +9,7 @@ extension Graph {
         var flags: DerivedFlags = [.fresh]
         if sync { flags.insert(.sync) }
         let node = DerivedNode(
-            generation: generation, kind: kind, flags: flags, value: .null, error: nil, version: 0,
+            generation: generation, kind: kind, flags: flags, value: .null, version: 0,
             body: body, firstDep: noIndex, lastDep: noIndex, firstSub: noIndex, lastSub: noIndex,
             cursor: noIndex, firstObserver: noIndex, lastObserver: noIndex, sequence: nextSequence,
             pendingRound: 0, pendingRevision: revision, running: 0, nextFree: noIndex)
@@ -64,6 +64,21 @@ extension Graph {
         untrackedDepth -= 1
     }
 
+    /// The error the computed's last evaluation cached, if it failed.
+    func error(of d: Int) -> TetherError? {
+        derived[d].flags.contains(.failed) ? derivedErrors[UInt32(d)] : nil
+    }
+
+    func setError(_ d: Int, _ error: TetherError?) {
+        if let error {
+            derivedErrors[UInt32(d)] = error
+            derived[d].flags.insert(.failed)
+        } else if derived[d].flags.contains(.failed) {
+            derivedErrors[UInt32(d)] = nil
+            derived[d].flags.remove(.failed)
+        }
+    }
+
     // MARK: Push: mark, never compute
 
     func propagate(fromState s: Int, round: UInt32) {
@@ -104,7 +119,7 @@ extension Graph {
     }
 
     func observedPart(ofComputed d: Int, _ path: JSONPointer?) -> Value? {
-        if derived[d].flags.contains(.fresh) || derived[d].error != nil { return nil }
+        if derived[d].flags.contains(.fresh) || derived[d].flags.contains(.failed) { return nil }
         guard let path else { return derived[d].value }
         return derived[d].value.valueIfPresent(at: path)
     }
@@ -149,8 +164,8 @@ extension Graph {
         pullDepth += 1
         defer { pullDepth -= 1 }
         if pullDepth & 255 == 0 && stackIsLow() {
-            derived[d].error = TetherError(.outOfRange,
-                "computed #\(d): dependency chain too deep for this thread's stack")
+            setError(d, TetherError(.outOfRange,
+                "computed #\(d): dependency chain too deep for this thread's stack"))
             derived[d].version = nextVersion
             nextVersion &+= 1
             return  // stays stale: a read from a shallower point retries
@@ -210,14 +225,14 @@ extension Graph {
         }
         trimDependencies(d)
         if let failure {
-            if derived[d].error != failure {
-                derived[d].error = failure
+            if error(of: d) != failure {
+                setError(d, failure)
                 derived[d].value = .null
                 derived[d].version = nextVersion
                 nextVersion &+= 1
             }
-        } else if derived[d].error != nil || derived[d].value != result {
-            derived[d].error = nil
+        } else if derived[d].flags.contains(.failed) || derived[d].value != result {
+            setError(d, nil)
             swap(&derived[d].value, &result)  // no copy: result takes the old value away
             derived[d].version = nextVersion
             nextVersion &+= 1
@@ -248,7 +263,7 @@ extension Graph {
             throw TetherError(.stale, "the computed was freed while it was being computed")
         }
         if tracked { track(NodeRef.derived(d), version: derived[d].version) }
-        if derived[d].error != nil { throw derived[d].error.unsafelyUnwrapped }
+        if derived[d].flags.contains(.failed), let error = error(of: d) { throw error }
         return derived[d].value
     }
 
@@ -398,10 +413,10 @@ extension Graph {
         let body = derived[d].body
         derived[d].body = nil
         if !derivedCauses.isEmpty { derivedCauses[UInt32(d)] = nil }
+        setError(d, nil)
         derived[d].generation = 0
         derived[d].flags = []
         derived[d].value = .null
-        derived[d].error = nil
         derived[d].firstObserver = noIndex
         derived[d].lastObserver = noIndex
         derived[d].nextFree = firstFreeDerived

@@ -297,4 +297,32 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
     @Test func stateNodeFitsFiftySixBytes() {
         #expect(MemoryLayout<Graph.StateNode>.stride <= 56)
     }
+
+    /// The cached error lives in a side table (`derivedErrors`), not in
+    /// every node: derived nodes are read on every step of a pull.
+    @Test func derivedNodeHasNoErrorField() {
+        #expect(MemoryLayout<DerivedNode>.stride <= 112)
+    }
+
+    @Test func aFailedComputedKeepsItsErrorUntilItRecovers() throws {
+        let g = Graph()
+        let s = try g.createState(.int(0))
+        let c = try g.createDerived(.computed, body: DerivedBody(compute: { result in
+            guard case let .int(v) = (try? g.read(s, tracked: true)) ?? .null else { return nil }
+            if v < 0 { return TetherError(.outOfRange, "negative") }
+            result = .int(v * 2)
+            return nil
+        }))
+        #expect(try g.readComputed(c) == .int(0))
+        _ = try g.write(s, .int(-1))
+        #expect(throws: TetherError(.outOfRange, "negative")) { try g.readComputed(c) }
+        #expect(g.derivedErrors.count == 1)
+        _ = try g.write(s, .int(4))
+        #expect(try g.readComputed(c) == .int(8))
+        #expect(g.derivedErrors.isEmpty)
+        _ = try g.write(s, .int(-2))
+        _ = try? g.readComputed(c)
+        _ = try g.freeDerived(c, .computed)
+        #expect(g.derivedErrors.isEmpty)  // freed with the node
+    }
 }
