@@ -12,20 +12,26 @@ public func tether_effect_new(_ rt: tether_runtime_t, _ flags: UInt32, _ fn: tet
     guard flags & ~UInt32(TETHER_EFFECT_SYNC) == 0 else {
         return fail(.invalidArgument, "tether_effect_new: unknown effect flags 0x\(String(flags, radix: 16))")
     }
-    guard let runtime = RuntimeTable.acquire(rt.id, .runtime) else { return staleHandle("runtime", rt.id) }
-    let body = CEffectBody(fn, cleanup, userData, destroy)
-    let id: DerivedID
-    do {
-        id = try runtime.graph.createDerived(.effect, body: body, sync: flags & UInt32(TETHER_EFFECT_SYNC) != 0)
-    } catch {
-        runtime.lock.unlock()
-        return fail(TetherError(error.code, "tether_effect_new: \(error.message)"))
+    return RuntimeTable.withAcquired(rt.id, .runtime, stale: { staleHandle("runtime", rt.id) }) { runtime in
+        let body = CEffectBody(fn, cleanup, userData, destroy)
+        let id: DerivedID
+        do throws(TetherError) {
+            id = try runtime.graph.createDerived(.effect, body: body, sync: flags & UInt32(TETHER_EFFECT_SYNC) != 0)
+        } catch {
+            runtime.lock.unlock()
+            return fail(TetherError(error.code, "tether_effect_new: \(error.message)"))
+        }
+        body.handle = tether_effect_t(id: HandleCodec.derived(runtime.slotIndex, .effect, id))
+        out.pointee = body.handle
+        runtime.adopt(out.pointee.id)
+        // A SYNC effect's first run, before we return: callbacks, so pinned.
+        if runtime.graph.hasSyncWork {
+            runtime.pinned { runtime.deliverAfterChange() }
+        } else {
+            runtime.deliverAfterChange()
+        }
+        return 0
     }
-    body.handle = tether_effect_t(id: HandleCodec.derived(runtime.slotIndex, .effect, id))
-    out.pointee = body.handle
-    runtime.adopt(out.pointee.id)
-    runtime.deliverAfterChange()  // a SYNC effect's first run, before we return
-    return 0
 }
 
 @_cdecl("tether_effect_free")

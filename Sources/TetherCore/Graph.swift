@@ -125,7 +125,12 @@ open class Graph {
     var descriptors: [UInt32: StateDescriptor] = [:]
     /// What the writes being made now were caused by; the owner sets it
     /// before writing and it is copied into every call those writes queue.
-    public var cause = Cause()
+    public var cause = Cause() {
+        didSet { causeIsPlain = cause.meta == nil && cause.wave == 0 }
+    }
+    /// `cause` carries nothing (no metadata, no wave): what nearly every
+    /// write sees. Tested instead of `cause.meta`, whose read retained it.
+    var causeIsPlain = true
     var pendingBodyReleases: [DerivedBody] = []
 
     /// Runs a user callback; alone (tests) it just calls. The owner

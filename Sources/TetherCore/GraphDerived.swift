@@ -8,22 +8,27 @@ extension Graph {
         let generation = generations.take()
         var flags: DerivedFlags = [.fresh]
         if sync { flags.insert(.sync) }
-        let node = DerivedNode(
-            generation: generation, kind: kind, flags: flags, value: .null, version: 0,
-            body: body, firstDep: noIndex, lastDep: noIndex, firstSub: noIndex, lastSub: noIndex,
-            cursor: noIndex, firstObserver: noIndex, lastObserver: noIndex, sequence: nextSequence,
-            pendingRound: 0, pendingRevision: revision, running: 0, nextFree: noIndex)
+        // The node is built in each branch, not once before: a shared local
+        // was copied in and destroyed (a value-witness copy per node).
         let index: Int
         if firstFreeDerived != noIndex {
             index = Int(firstFreeDerived)
             firstFreeDerived = derived[index].nextFree
-            derived[index] = node
+            derived[index] = DerivedNode(
+                generation: generation, kind: kind, flags: flags, value: .null, version: 0,
+                body: body, firstDep: noIndex, lastDep: noIndex, firstSub: noIndex, lastSub: noIndex,
+                cursor: noIndex, firstObserver: noIndex, lastObserver: noIndex, sequence: nextSequence,
+                pendingRound: 0, pendingRevision: revision, running: 0, nextFree: noIndex)
         } else {
             guard derived.count < Graph.maxNodes else {
                 throw TetherError(.noMemory, "too many live computeds, effects and trackings (limit \(Graph.maxNodes))")
             }
             index = derived.count
-            derived.append(node)
+            derived.append(DerivedNode(
+                generation: generation, kind: kind, flags: flags, value: .null, version: 0,
+                body: body, firstDep: noIndex, lastDep: noIndex, firstSub: noIndex, lastSub: noIndex,
+                cursor: noIndex, firstObserver: noIndex, lastObserver: noIndex, sequence: nextSequence,
+                pendingRound: 0, pendingRevision: revision, running: 0, nextFree: noIndex))
         }
         nextSequence &+= 1
         liveDerived += 1
@@ -126,7 +131,7 @@ extension Graph {
 
     func enqueueDerived(_ d: Int, round: UInt32) {
         derived[d].pendingRevision = revision
-        if cause.meta != nil || cause.wave != 0 {
+        if !causeIsPlain {
             derivedCauses[UInt32(d)] = Cause(meta: cause.meta, wave: cause.wave != 0 ? cause.wave : revision)
         } else if !derivedCauses.isEmpty {
             derivedCauses[UInt32(d)] = nil  // the latest write's cause wins
