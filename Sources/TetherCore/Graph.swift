@@ -112,12 +112,20 @@ open class Graph {
     /// Held-back deliveries: nothing is delivered while a batch is open.
     public var batchDepth = 0
     public internal(set) var liveDerived = 0
-    var pendingSinkReleases: [ObserverSink] = []
+    var pendingSinkReleases: [ObserverSink] = [] {
+        didSet { hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+    }
     /// The cause of the latest write that queued an effect or tracking, by
     /// derived index, kept only when it is not the plain one (no metadata,
     /// its own revision as the wave): a side table, so computed nodes do not
     /// grow for what only queued callbacks need.
-    var derivedCauses: [UInt32: Cause] = [:]
+    var derivedCauses: [UInt32: Cause] = [:] {
+        didSet { hasDerivedCauses = !derivedCauses.isEmpty }
+    }
+    /// Whether `derivedCauses` has entries, tested on every effect run and
+    /// queueing instead of `derivedCauses.isEmpty` (which retained and
+    /// released the dictionary's storage each time; profiled).
+    var hasDerivedCauses = false
     /// The cached errors of computeds whose last evaluation failed
     /// (`DerivedFlags.failed`), by derived index: rare, so not in every node.
     var derivedErrors: [UInt32: TetherError] = [:]
@@ -131,7 +139,12 @@ open class Graph {
     /// `cause` carries nothing (no metadata, no wave): what nearly every
     /// write sees. Tested instead of `cause.meta`, whose read retained it.
     var causeIsPlain = true
-    var pendingBodyReleases: [DerivedBody] = []
+    var pendingBodyReleases: [DerivedBody] = [] {
+        didSet { hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+    }
+    /// Whether either list above has entries: asked after every read from
+    /// inside a callback, where testing the arrays retained their storage.
+    public internal(set) var hasDeferredReleases = false
 
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.

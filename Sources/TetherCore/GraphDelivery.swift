@@ -196,7 +196,6 @@ extension Graph {
         if let sink { pendingSinkReleases.append(sink) }
     }
 
-    public var hasDeferredReleases: Bool { !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
 
     public func takeDeferredReleases() -> (sinks: [ObserverSink], bodies: [DerivedBody]) {
         defer {

@@ -133,7 +133,7 @@ extension Graph {
         derived[d].pendingRevision = revision
         if !causeIsPlain {
             derivedCauses[UInt32(d)] = Cause(meta: cause.meta, wave: cause.wave != 0 ? cause.wave : revision)
-        } else if !derivedCauses.isEmpty {
+        } else if hasDerivedCauses {
             derivedCauses[UInt32(d)] = nil  // the latest write's cause wins
         }
         if derived[d].flags.contains(.queued) {
@@ -344,7 +344,7 @@ extension Graph {
 
     /// The cause a queued effect or tracking runs with, handed over once.
     private func takeCause(_ d: Int) -> Cause {
-        if !derivedCauses.isEmpty, let why = derivedCauses.removeValue(forKey: UInt32(d)) { return why }
+        if hasDerivedCauses, let why = derivedCauses.removeValue(forKey: UInt32(d)) { return why }
         return Cause(meta: nil, wave: derived[d].pendingRevision)
     }
 
@@ -417,7 +417,7 @@ extension Graph {
         }
         let body = derived[d].body
         derived[d].body = nil
-        if !derivedCauses.isEmpty { derivedCauses[UInt32(d)] = nil }
+        if hasDerivedCauses { derivedCauses[UInt32(d)] = nil }
         setError(d, nil)
         derived[d].generation = 0
         derived[d].flags = []
