@@ -42,7 +42,7 @@ final class Runtime {
     var drainsStarted: UInt64 = 0
     var drainsCompleted: UInt64 = 0
     var feedbackCuts: UInt64 = 0
-    var batch = IndexQueue()          // owned by the deliveryLock holder
+    let batch = IndexQueue()          // owned by the deliveryLock holder
     /// The thread that took the delivery lock to write a validated state
     /// (0 when none): it may run validators (Graph.callbacksReady).
     var deliveryOwner: UInt = 0

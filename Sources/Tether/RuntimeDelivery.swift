@@ -18,9 +18,9 @@ extension Runtime {
             if graph.batchDepth > 0 {
                 return true  // held back until the outermost batch ends
             } else if graph.hasSyncWork {
-                graph.takeBatch(.sync, into: &batch)
+                graph.takeBatch(.sync, into: batch)
             } else if includeLoop && graph.hasLoopWork {
-                graph.takeBatch(.loop, into: &batch)
+                graph.takeBatch(.loop, into: batch)
             } else {
                 return true
             }

@@ -186,8 +186,8 @@ open class Graph {
     public internal(set) var liveStates = 0
     public internal(set) var liveObservers = 0
 
-    var syncQueue = IndexQueue()
-    var loopQueue = IndexQueue()
+    let syncQueue = IndexQueue()
+    let loopQueue = IndexQueue()
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
     var loopWakeRequested = false

@@ -48,11 +48,11 @@ extension Graph {
 
     /// Moves the queued calls into `batch` (cleared first), in delivery order.
     /// Swapping buffers keeps both queues' capacity, so steady state allocates nothing.
-    public func takeBatch(_ queue: DeliveryQueue, into batch: inout IndexQueue) {
+    public func takeBatch(_ queue: DeliveryQueue, into batch: IndexQueue) {
         batch.removeAll()
         switch queue {
-        case .sync: swap(&batch, &syncQueue)
-        case .loop: swap(&batch, &loopQueue)
+        case .sync: batch.swapContents(with: syncQueue)
+        case .loop: batch.swapContents(with: loopQueue)
         }
         epoch &+= 1
         if batch.count > 1 {
@@ -178,8 +178,8 @@ extension Graph {
         links.destroy()
         bases.destroy()
         firstFreeBase = noIndex
-        syncQueue = IndexQueue()
-        loopQueue = IndexQueue()
+        syncQueue.removeAll()
+        loopQueue.removeAll()
         firstFreeState = noIndex
         firstFreeObserver = noIndex
         firstFreeDerived = noIndex

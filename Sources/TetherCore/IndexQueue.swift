@@ -29,6 +29,17 @@ public final class IndexQueue {
 
     @inline(__always) public func removeAll() { count = 0 }
 
+    /// Trades entries (and storage) with `other`: how a batch is taken out
+    /// of a delivery queue without copying and without either allocating.
+    /// Queues are held as `let`s and traded this way, because calling a
+    /// method on a class reference in a `var` retained it (profiled: a
+    /// retain and release per queued effect).
+    public func swapContents(with other: IndexQueue) {
+        swap(&storage, &other.storage)
+        swap(&capacity, &other.capacity)
+        swap(&count, &other.count)
+    }
+
     /// Sorts the entries by a key (stable order is not needed: keys are unique).
     /// Queues are nearly always in order already, or exactly reversed (the
     /// push phase pops subscribers last-first): both take one pass. Otherwise

@@ -18,10 +18,10 @@ final class Recorder {
 
 @discardableResult
 func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
-    var batch = IndexQueue()
+    let batch = IndexQueue()
     var calls = 0
     while queue == .sync ? g.hasSyncWork : g.hasLoopWork {
-        g.takeBatch(queue, into: &batch)
+        g.takeBatch(queue, into: batch)
         for i in (0..<batch.count).map({ batch[$0] }) {
             if Graph.isEffectEntry(i) {
                 g.runDerived(i)
@@ -228,14 +228,14 @@ func deliver(_ g: Graph, _ queue: DeliveryQueue) -> Int {
         let g = Graph(maxRounds: 10), r = Recorder()
         let a = try g.createState(.int(0)), b = try g.createState(.int(0))
         var refused: TetherError?
-        var batch = IndexQueue()
+        let batch = IndexQueue()
         _ = try g.observe(a, path: nil, options: [], sink: r.sink("a"))
         _ = try g.observe(b, path: nil, options: [], sink: r.sink("b"))
         try g.write(a, .int(1))
         // Emulate the runtime: each callback writes the other state one round deeper.
         var round: UInt32 = 0
         while g.hasLoopWork && refused == nil {
-            g.takeBatch(.loop, into: &batch)
+            g.takeBatch(.loop, into: batch)
             for i in (0..<batch.count).map({ batch[$0] }) {
                 guard let d = g.beginDelivery(i) else { continue }
                 round = d.round + 1
