@@ -256,6 +256,13 @@ extension Graph {
 
     /// Reads a computed, bringing it up to date first.
     public func readComputed(_ id: DerivedID, tracked: Bool = false) throws(TetherError) -> Value {
+        derived[try upToDate(id, tracked: tracked)].value
+    }
+
+    /// Brings a computed up to date and records the read; returns its index,
+    /// or throws its cached error.
+    @inline(__always)
+    private func upToDate(_ id: DerivedID, tracked: Bool) throws(TetherError) -> Int {
         let d = try resolve(id, .computed)
         if derived[d].flags.contains(.computing) {
             // Recorded all the same: when the cycle is broken (a branch
@@ -269,7 +276,7 @@ extension Graph {
         }
         if tracked { track(NodeRef.derived(d), version: derived[d].version) }
         if derived[d].flags.contains(.failed), let error = error(of: d) { throw error }
-        return derived[d].value
+        return d
     }
 
     // MARK: Running effects and trackings

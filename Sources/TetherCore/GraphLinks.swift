@@ -4,7 +4,9 @@ extension Graph {
     /// Reading the same sources in the same order as last time only moves a
     /// cursor over the existing links and refreshes their versions.
     func track(_ dep: UInt32, version: UInt64) {
-        guard untrackedDepth == 0, let top = evalStack.last?.node else { return }
+        let depth = evalStack.count
+        guard untrackedDepth == 0, depth > 0 else { return }
+        let top = evalStack[depth - 1].node
         let cursor = derived[top].cursor
         if cursor != noIndex, links[Int(cursor)].dep == dep {
             links[Int(cursor)].version = version
