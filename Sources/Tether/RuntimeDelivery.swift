@@ -64,7 +64,7 @@ extension Runtime {
 
     /// The graph's hooks into the C face (its callbacks go through
     /// RuntimeGraph's overrides).
-    func installGate() {
+    func installHooks() {
         let slot = slotIndex
         graph.stateHandleText = { id in hex(HandleCodec.state(slot, id)) }
         graph.callbacksReady = { [unowned(unsafe) self] in

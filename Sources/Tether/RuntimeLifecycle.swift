@@ -36,7 +36,7 @@ extension Runtime {
         let runtime = Runtime(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
                               graph: graph, loop: loop, ownsLoop: externalLoop == nil,
                               ownLock: ownLock)
-        runtime.installGate()
+        runtime.installHooks()
         do throws(TetherError) {
             try runtime.startLoop()
         } catch {

@@ -103,7 +103,7 @@ extension Graph {
     /// Checks and applies a transaction: all of it under one new revision,
     /// or — when any check fails — none of it, with no call queued. Returns
     /// the new revision, or nil when no value changed. Validators run
-    /// through `gate` (without the owner's lock); if another writer changes
+    /// through `callOut` (without the owner's lock); if another writer changes
     /// a staged state meanwhile, the staged values are rebuilt and checked
     /// again, so what is applied is exactly what the validators accepted.
     @discardableResult

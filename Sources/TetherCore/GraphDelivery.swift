@@ -70,7 +70,7 @@ extension Graph {
     /// Prepares one observer call. Nil when the observer was removed since it
     /// was queued, or its part came back to the value it had (42 → 0 → 42).
     /// For an observer of a computed this brings the computed up to date,
-    /// which may run compute callbacks through `gate`.
+    /// which may run compute callbacks through `callCompute`.
     public func beginDelivery(_ index: UInt32) -> Delivery? {
         var d = Delivery()
         return beginDelivery(index, into: &d) ? d : nil

@@ -283,7 +283,7 @@ extension Graph {
 
     /// Runs a queued effect or tracking if a source really changed. Called
     /// by the owner's delivery loop with its lock held; callbacks go
-    /// through `gate`.
+    /// through `callOut`.
     public func runDerived(_ entry: UInt32) {
         let d = NodeRef.index(entry)
         guard d < derived.count, derived[d].flags.contains(.queued), derived[d].body != nil,
@@ -440,7 +440,7 @@ extension Graph {
     // MARK: Observing a computed
 
     /// Registers an observer of a computed, evaluating it first so it is
-    /// subscribed to its sources (callbacks may run through `gate`).
+    /// subscribed to its sources (callbacks may run through `callCompute`).
     public func observe(_ id: DerivedID, path: JSONPointer?, options: ObserverOptions,
                         sink: ObserverSink) throws(TetherError) -> ObserverID {
         let d = try resolve(id, .computed)
