@@ -34,7 +34,7 @@ extension Runtime {
                     lock.unlock()
                     run(delivery)
                     lock.lock()
-                    if let released = graph.endDelivery(delivery) {
+                    if let released = graph.endDelivery(observer: delivery.observerIndex) {
                         lock.unlock()
                         runReleases(sinks: [released], bodies: [])
                         lock.lock()
