@@ -174,6 +174,7 @@ extension Graph {
         }
         descriptors = [:]
         derivedCauses = [:]
+        derivedErrors = [:]
         sinks.append(contentsOf: pendingSinkReleases)
         bodies.append(contentsOf: pendingBodyReleases)
         pendingSinkReleases = []

@@ -1,0 +1,126 @@
+/*
+ * free_in_callbacks.c — tether_runtime_free called from inside the callbacks
+ * that the hot paths run: a compute callback during a plain
+ * tether_computed_get_int, a SYNC effect's first run during
+ * tether_effect_new, and a SYNC effect re-run during tether_state_set_int.
+ *
+ * The calls that run these callbacks do not hold their own reference to the
+ * runtime (the handle lookup lends it to them); they keep it alive only
+ * while callbacks may run. This program is the check that they do: under
+ * ASan and valgrind a missing reference is a use after free. In each case
+ * the call itself succeeds, the teardown completes before it returns (on
+ * this thread), every destroy function runs exactly once, and every handle
+ * of the runtime is stale afterwards.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "tether.h"
+
+typedef struct node {
+  tether_runtime_t rt;
+  tether_state_t source;
+  int free_on_run;  /* run number on which to free the runtime (1 = first) */
+  int runs;
+  int free_rc;      /* what tether_runtime_free returned inside */
+  int destroyed;
+} node_t;
+
+static void node_init(node_t *n, tether_runtime_t rt, tether_state_t source, int free_on_run) {
+  memset(n, 0, sizeof *n);
+  n->rt = rt;
+  n->source = source;
+  n->free_on_run = free_on_run;
+  n->free_rc = -1;
+}
+
+static void node_destroy(void *user_data) { ((node_t *)user_data)->destroyed++; }
+
+static void maybe_free(node_t *n) {
+  if (++n->runs == n->free_on_run) n->free_rc = tether_runtime_free(n->rt);
+}
+
+/* computed(() => source + 1), freeing the runtime while it computes. */
+static int freeing_compute(tether_value_t *result, void *user_data) {
+  node_t *n = user_data;
+  int64_t v;
+  int rc = tether_state_get_int(n->source, &v);
+  if (rc != TETHER_OK) return rc;
+  maybe_free(n);
+  return tether_value_set_int(result, v + 1);
+}
+
+/* effect(() => source.read()), freeing the runtime on the chosen run. */
+static void freeing_effect(tether_effect_t e, void *user_data) {
+  node_t *n = user_data;
+  int64_t v;
+  (void)e;
+  CHECK_OK(tether_state_get_int(n->source, &v));
+  maybe_free(n);
+}
+
+static void expect_gone(tether_runtime_t rt, tether_state_t s, node_t *n) {
+  int64_t v;
+  CHECK_INT_EQ(n->free_rc, TETHER_OK);
+  CHECK_INT_EQ(n->destroyed, 1);
+  CHECK_ERR(tether_state_get_int(s, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_runtime_free(rt), TETHER_ESTALE);
+}
+
+/* The outermost read runs the compute callback that frees the runtime. */
+static void free_during_computed_read(void) {
+  tether_runtime_t rt;
+  tether_state_t s;
+  tether_computed_t c;
+  node_t n;
+  int64_t v = -1;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
+  CHECK_OK(tether_state_new_int(rt, 41, 0, &s));
+  node_init(&n, rt, s, 1);
+  CHECK_OK(tether_computed_new(rt, freeing_compute, &n, node_destroy, &c));
+  CHECK_OK(tether_computed_get_int(c, &v)); /* computed, then torn down */
+  CHECK_INT_EQ(v, 42);
+  CHECK_INT_EQ(n.runs, 1);
+  CHECK_ERR(tether_computed_get_int(c, &v), TETHER_ESTALE);
+  expect_gone(rt, s, &n);
+}
+
+/* A SYNC effect's first run happens inside tether_effect_new. */
+static void free_during_effect_creation(void) {
+  tether_runtime_t rt;
+  tether_state_t s;
+  tether_effect_t e;
+  node_t n;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
+  CHECK_OK(tether_state_new_int(rt, 1, 0, &s));
+  node_init(&n, rt, s, 1);
+  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, freeing_effect, NULL, &n, node_destroy, &e));
+  CHECK_INT_EQ(n.runs, 1);
+  CHECK_ERR(tether_effect_free(e), TETHER_ESTALE);
+  expect_gone(rt, s, &n);
+}
+
+/* A write re-runs a SYNC effect before it returns; the re-run frees. */
+static void free_during_write(void) {
+  tether_runtime_t rt;
+  tether_state_t s;
+  tether_effect_t e;
+  node_t n;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
+  CHECK_OK(tether_state_new_int(rt, 1, 0, &s));
+  node_init(&n, rt, s, 2);
+  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, freeing_effect, NULL, &n, node_destroy, &e));
+  CHECK_INT_EQ(n.runs, 1);
+  CHECK_INT_EQ(n.destroyed, 0);
+  CHECK_OK(tether_state_set_int(s, 2)); /* the write itself succeeded */
+  CHECK_INT_EQ(n.runs, 2);
+  expect_gone(rt, s, &n);
+}
+
+int main(void) {
+  free_during_computed_read();
+  free_during_effect_creation();
+  free_during_write();
+  return check_report("free_in_callbacks");
+}
