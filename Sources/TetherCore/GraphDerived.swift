@@ -295,7 +295,7 @@ extension Graph {
     /// through `callOut`.
     public func runDerived(_ entry: UInt32) {
         let d = NodeRef.index(entry)
-        guard d < derived.count, derived[d].flags.contains(.queued), derived[d].body != nil,
+        guard d < derived.count, derived[d].flags.contains(.queued), borrowedBody(d) != nil,
               !derived[d].flags.contains(.disposed) else { return }
         derived[d].flags.remove(.queued)
         let round = derived[d].pendingRound
@@ -359,6 +359,7 @@ extension Graph {
     }
 
     /// The cause a queued effect or tracking runs with, handed over once.
+    @inline(__always)
     private func takeCause(_ d: Int) -> Cause {
         if hasDerivedCauses, let why = derivedCauses.removeValue(forKey: UInt32(d)) { return why }
         return Cause(meta: nil, wave: derived[d].pendingRevision)
