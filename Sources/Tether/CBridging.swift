@@ -51,7 +51,7 @@ func pointer(_ p: UnsafePointer<CChar>?, nullIsRoot: Bool = false) throws(Tether
         throw TetherError(.invalidArgument, "path is NULL (use \"\" for the whole value)")
     }
     if p.pointee == 0 { return .root }
-    return try JSONPointer(parsing: String(cString: p))
+    return try JSONPointer(parsingUTF8: UnsafeRawBufferPointer(start: p, count: strlen(p)))
 }
 
 /// snprintf-style output: at most `size` bytes including a NUL terminator

@@ -13,45 +13,65 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
     /// "" is the root; anything else must start with "/". "~0" is "~" and
     /// "~1" is "/"; any other "~" is an error (RFC 6901 section 3).
     public init(parsing text: String) throws(TetherError) {
-        var tokens: [String] = []
-        var failure: (offset: Int, reason: String)?
         var text = text
-        text.withUTF8 { bytes in
-            guard let first = bytes.first else { return }
-            guard first == UInt8(ascii: "/") else {
-                failure = (0, "must be empty or start with \"/\"")
-                return
+        let parsed = text.withUTF8 { JSONPointer.parse(UnsafeRawBufferPointer($0)) }
+        self = try parsed.get()
+    }
+
+    /// `init(parsing:)` from UTF-8 bytes (a C string's), without making a
+    /// `String` of the whole text first.
+    public init(parsingUTF8 bytes: UnsafeRawBufferPointer) throws(TetherError) {
+        self = try JSONPointer.parse(bytes).get()
+    }
+
+    /// Tokens are sliced straight out of the text; only a token with an
+    /// escape is copied to be unescaped (profiled: a byte array per token
+    /// and a String per text cost three allocations per path read).
+    private static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<JSONPointer, TetherError> {
+        guard let first = bytes.first else { return .success(.root) }
+        func failure(_ reason: String) -> Result<JSONPointer, TetherError> {
+            let text = String(decoding: bytes, as: UTF8.self)
+            return .failure(TetherError(.badPath, "invalid JSON pointer \(jsonQuoted(text)): \(reason)"))
+        }
+        guard first == UInt8(ascii: "/") else { return failure("must be empty or start with \"/\"") }
+        var tokens: [String] = []
+        var start = 1
+        var escaped = false
+        var i = 1
+        while i <= bytes.count {
+            if i == bytes.count || bytes[i] == UInt8(ascii: "/") {
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<i])
+                tokens.append(escaped ? unescape(raw) : String(decoding: raw, as: UTF8.self))
+                start = i + 1
+                escaped = false
+            } else if bytes[i] == UInt8(ascii: "~") {
+                let next: UInt8? = i + 1 < bytes.count ? bytes[i + 1] : nil
+                guard next == UInt8(ascii: "0") || next == UInt8(ascii: "1") else {
+                    return failure("\"~\" at byte \(i) must be followed by 0 or 1 (write \"~0\" for \"~\" and \"~1\" for \"/\")")
+                }
+                escaped = true
+                i += 1
             }
-            var token: [UInt8] = []
-            var i = 1
-            while i <= bytes.count {
-                if i == bytes.count || bytes[i] == UInt8(ascii: "/") {
-                    tokens.append(String(decoding: token, as: UTF8.self))
-                    token.removeAll(keepingCapacity: true)
-                    i += 1
-                    continue
-                }
-                let b = bytes[i]
-                if b == UInt8(ascii: "~") {
-                    let next: UInt8? = i + 1 < bytes.count ? bytes[i + 1] : nil
-                    switch next {
-                    case UInt8(ascii: "0"): token.append(UInt8(ascii: "~"))
-                    case UInt8(ascii: "1"): token.append(UInt8(ascii: "/"))
-                    default:
-                        failure = (i, "\"~\" at byte \(i) must be followed by 0 or 1 (write \"~0\" for \"~\" and \"~1\" for \"/\")")
-                        return
-                    }
-                    i += 2
-                } else {
-                    token.append(b)
-                    i += 1
-                }
+            i += 1
+        }
+        return .success(JSONPointer(tokens: tokens))
+    }
+
+    /// A token's text with "~1" read as "/" and "~0" as "~" (validated by `parse`).
+    private static func unescape(_ raw: UnsafeRawBufferPointer) -> String {
+        var token: [UInt8] = []
+        token.reserveCapacity(raw.count)
+        var i = 0
+        while i < raw.count {
+            if raw[i] == UInt8(ascii: "~") {
+                token.append(raw[i + 1] == UInt8(ascii: "1") ? UInt8(ascii: "/") : UInt8(ascii: "~"))
+                i += 2
+            } else {
+                token.append(raw[i])
+                i += 1
             }
         }
-        if let failure {
-            throw TetherError(.badPath, "invalid JSON pointer \(jsonQuoted(text)): \(failure.reason)")
-        }
-        self.tokens = tokens
+        return String(decoding: token, as: UTF8.self)
     }
 
     /// The pointer text, escaped so that `init(parsing:)` gives this pointer back.

@@ -33,6 +33,22 @@ import TetherCore
         #expect(pointer.description == text)
     }
 
+    /// The C face parses a C string's bytes directly (`parsingUTF8`): the
+    /// same tokens and the same errors as parsing the text.
+    @Test(arguments: ["", "/", "//", "/a/b", "/a~1b", "/~01", "/~0~1~0~1", "/é/😀", "/a/", "a", "/~2", "/a~"])
+    func parsingBytesMatchesParsingText(text: String) {
+        let fromText = Result { () throws(TetherError) in try JSONPointer(parsing: text) }
+        var copy = text
+        let fromBytes = copy.withUTF8 { bytes in
+            Result { () throws(TetherError) in try JSONPointer(parsingUTF8: UnsafeRawBufferPointer(bytes)) }
+        }
+        switch (fromText, fromBytes) {
+        case let (.success(a), .success(b)): #expect(a == b)
+        case let (.failure(a), .failure(b)): #expect(a == b)
+        default: Issue.record("\(text): parsing the text and its bytes disagree")
+        }
+    }
+
     @Test(arguments: ["a", "a/b", " /a", "#/a", "~0"])
     func rejectsTextWithoutLeadingSlash(text: String) {
         let error = #expect(throws: TetherError.self) { try JSONPointer(parsing: text) }
