@@ -42,24 +42,11 @@ enum DeliveryContext {
         return UnsafeRawPointer(Unmanaged.passUnretained(meta).toOpaque())
     }
 
-    /// False when nesting is too deep (a chain of 16 runtimes' callbacks).
-    static func push(_ runtime: UInt64, round: UInt32, _ cause: Cause) -> Bool {
-        let d = tether_internal_get_depth()
-        guard d < UInt32(TETHER_INTERNAL_MAX_NESTING) else { return false }
-        tether_internal_set_entry(d, runtime, round, opaque(cause), cause.wave)
-        tether_internal_set_depth(d + 1)
-        return true
-    }
-
-    static func pop() {
-        tether_internal_set_depth(tether_internal_get_depth() - 1)
-    }
-
     /// How a callback was entered, to undo exactly that on leaving.
-    enum Entry {
-        case pushed
-        case replaced(round: UInt32, meta: UnsafeRawPointer?, wave: UInt64)
-        case refused
+    struct Entry {
+        let saved: tether_internal_entry_saved_t
+        /// Nesting too deep (a chain of 16 runtimes' callbacks): do not call.
+        var refused: Bool { saved.how == TETHER_INTERNAL_REFUSED }
     }
 
     /// Enters a callback of `runtime` at `round`, caused by `cause` (whose
@@ -69,26 +56,11 @@ enum DeliveryContext {
     /// so nesting depth is limited by the stack, not by the 16 entries.
     @inline(__always)
     static func enter(_ runtime: UInt64, round: UInt32, _ cause: Cause = Cause()) -> Entry {
-        let d = tether_internal_get_depth()
-        if d > 0 && tether_internal_entry_runtime(d - 1) == runtime {
-            let old = Entry.replaced(round: tether_internal_entry_round(d - 1),
-                                     meta: tether_internal_entry_meta(d - 1),
-                                     wave: tether_internal_entry_wave(d - 1))
-            tether_internal_set_entry_cause(d - 1, round, opaque(cause), cause.wave)
-            return old
-        }
-        return push(runtime, round: round, cause) ? .pushed : .refused
+        Entry(saved: tether_internal_enter(runtime, round, opaque(cause), cause.wave))
     }
 
     @inline(__always)
     static func leave(_ entry: Entry) {
-        switch entry {
-        case .pushed:
-            pop()
-        case let .replaced(round, meta, wave):
-            tether_internal_set_entry_cause(tether_internal_get_depth() - 1, round, meta, wave)
-        case .refused:
-            break
-        }
+        tether_internal_leave(entry.saved)
     }
 }

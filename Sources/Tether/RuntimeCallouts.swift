@@ -15,7 +15,7 @@ extension Runtime {
         lock.unlock()
         let entry = DeliveryContext.enter(id, round: round, cause)
         var result: R?
-        if case .refused = entry {} else { result = body() }
+        if !entry.refused { result = body() }
         DeliveryContext.leave(entry)
         lock.lock()
         leaveEvaluation(ownsDelivery: owns)

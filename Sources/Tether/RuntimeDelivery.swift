@@ -132,7 +132,7 @@ extension Runtime {
     private func run(_ delivery: borrowing Delivery) {
         // Writes made inside get the next round; see Graph.maxRounds.
         let entry = DeliveryContext.enter(id, round: delivery.round &+ 1, delivery.change.cause)
-        if case .refused = entry { return }
+        if entry.refused { return }
         delivery.deliver()
         DeliveryContext.leave(entry)
     }

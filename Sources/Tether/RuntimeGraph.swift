@@ -27,7 +27,7 @@ final class RuntimeGraph: Graph {
         lock.unlock()
         let entry = DeliveryContext.enter(runtimeID, round: round, cause)
         var ran = false
-        if case .refused = entry {} else {
+        if !entry.refused {
             body()
             ran = true
         }
@@ -44,7 +44,7 @@ final class RuntimeGraph: Graph {
         if tether_internal_stack_is_low() != 0 { return false }
         lock.unlock()
         let entry = DeliveryContext.enter(runtimeID, round: maxRounds)
-        if case .refused = entry {
+        if entry.refused {
             lock.lock()
             return false
         }
