@@ -13,9 +13,10 @@ public enum Value: Sendable {
     case string(String)
     case bytes([UInt8])
     case array([Value])
-    // Boxed: an ordered dictionary is 24 bytes inline, which made every
+    // One reference (ValueObject keeps its members in a class, copied on
+    // write): an ordered dictionary inline is 24 bytes, which made every
     // Value (and every state node) 8 bytes bigger than the rest needs.
-    indirect case object(ValueObject)
+    case object(ValueObject)
 
     public var type: ValueType {
         switch self {
@@ -84,11 +85,31 @@ extension Value: Equatable {
 
 /// A JSON object: members keep insertion order (so JSON output is stable and
 /// matches what was written) but equality ignores order.
+///
+/// The members live in a class instance, copied on write, so a `Value`
+/// holding an object is one reference. (An `indirect` case did that too, but
+/// its box is immutable: every member set on an object built in place, as a
+/// compute callback does with tether_value_object_set, allocated a new box;
+/// profiled on kairo mux.)
 public struct ValueObject: Sendable, Equatable {
-    public var members: OrderedDictionary<String, Value>
+    private final class Storage: @unchecked Sendable {
+        // Mutated only through `members`' _modify, after a uniqueness check.
+        var members: OrderedDictionary<String, Value>
+        init(_ members: OrderedDictionary<String, Value>) { self.members = members }
+    }
 
-    public init() { members = [:] }
-    public init(_ members: OrderedDictionary<String, Value>) { self.members = members }
+    private var storage: Storage
+
+    public var members: OrderedDictionary<String, Value> {
+        _read { yield storage.members }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.members) }
+            yield &storage.members
+        }
+    }
+
+    public init() { storage = Storage([:]) }
+    public init(_ members: OrderedDictionary<String, Value>) { storage = Storage(members) }
 
     public var count: Int { members.count }
 
