@@ -24,12 +24,7 @@ public func tether_effect_new(_ rt: tether_runtime_t, _ flags: UInt32, _ fn: tet
         body.handle = tether_effect_t(id: HandleCodec.derived(runtime.slotIndex, .effect, id))
         out.pointee = body.handle
         runtime.adopt(out.pointee.id)
-        // A SYNC effect's first run, before we return: callbacks, so pinned.
-        if runtime.graph.hasSyncWork {
-            runtime.pinned { runtime.deliverAfterChange() }
-        } else {
-            runtime.deliverAfterChange()
-        }
+        runtime.deliverAfterChange()  // a SYNC effect's first run, before we return
         return 0
     }
 }

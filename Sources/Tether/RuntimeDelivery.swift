@@ -140,8 +140,14 @@ extension Runtime {
     /// After a write (or a SYNC+INITIAL registration) outside this runtime's
     /// callbacks, entered with `lock` held: run the SYNC calls it owes before
     /// returning to the writer. Returns with `lock` released.
+    /// Pinned: callers may hold the runtime borrowed (RuntimeTable.withAcquired),
+    /// and a callback run here may free it.
     @inline(__always)
     func deliverSyncLocked() {
+        pinned { deliverSyncPinned() }
+    }
+
+    private func deliverSyncPinned() {
         if deliveryLock.tryLock() {
             // Common case: nobody else is delivering; keep the graph lock.
             let idle = drainLocked(includeLoop: false)

@@ -35,7 +35,7 @@ extension Runtime {
             if depth != 0 { graph.cause = Cause() }
             if error.code == .busy && error.message == Graph.validatorNeedsOwner.message {
                 // The state has a validator: write again, ready to run it.
-                return pinned { writeValidated(s, op, wantRevision, check) }
+                return writeValidated(s, op, wantRevision, check)
             }
             if error.code == .feedbackLoop { feedbackCuts &+= 1 }
             lock.unlock()
@@ -44,7 +44,7 @@ extension Runtime {
         if depth != 0 { graph.cause = Cause() }
         wakeLoopIfNeeded()
         if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
-            pinned { deliverSyncLocked() }
+            deliverSyncLocked()
         } else {
             lock.unlock()
         }
@@ -72,8 +72,14 @@ extension Runtime {
 
     /// A state with a validator: the validator is a callback, so this thread
     /// takes the delivery lock first (callbacks never run concurrently).
+    /// Pinned, as `deliverSyncLocked` is: a callback may free the runtime.
     private func writeValidated(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
                                 _ check: ((Value) throws(TetherError) -> Void)?) -> WriteOutcome {
+        pinned { writeValidatedPinned(s, op, wantRevision, check) }
+    }
+
+    private func writeValidatedPinned(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
+                                      _ check: ((Value) throws(TetherError) -> Void)?) -> WriteOutcome {
         guard let owns = enterEvaluation() else {
             return .failed(TetherError(.stale, "the runtime was freed during the write"))
         }
