@@ -133,12 +133,10 @@ extension Graph {
     }
 
     /// Observer `i`'s sink, read without a retain (see `Delivery.sinkRef`).
-    /// Its layout is that of `Optional<ObserverSink>`: one pointer, null for nil.
     @inline(__always)
     func borrowedSink(_ i: Int) -> Unmanaged<ObserverSink>? {
-        let offset = MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.sink).unsafelyUnwrapped
-        return UnsafeRawPointer(observers.address(i)).load(fromByteOffset: offset,
-                                                           as: Optional<Unmanaged<ObserverSink>>.self)
+        observers.unretained(i, at: MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.sink).unsafelyUnwrapped,
+                             as: ObserverSink.self)
     }
 
     /// Ends a call. Returns the sink to release when the observer was removed

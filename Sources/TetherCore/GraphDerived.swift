@@ -254,13 +254,11 @@ extension Graph {
     }
 
     /// The body of derived node `d`, read without a retain (the caller must
-    /// keep the node from releasing it while in use). Its layout is that of
-    /// `Optional<DerivedBody>`: one pointer, null for nil.
+    /// keep the node from releasing it while in use).
     @inline(__always)
     private func borrowedBody(_ d: Int) -> Unmanaged<DerivedBody>? {
-        let offset = MemoryLayout<DerivedNode>.offset(of: \DerivedNode.body).unsafelyUnwrapped
-        return UnsafeRawPointer(derived.address(d)).load(fromByteOffset: offset,
-                                                         as: Optional<Unmanaged<DerivedBody>>.self)
+        derived.unretained(d, at: MemoryLayout<DerivedNode>.offset(of: \DerivedNode.body).unsafelyUnwrapped,
+                           as: DerivedBody.self)
     }
 
     /// Reads a computed, bringing it up to date first.

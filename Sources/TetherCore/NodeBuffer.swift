@@ -36,10 +36,14 @@ struct NodeBuffer<Element> {
 
     var indices: Range<Int> { 0..<count }
 
-    /// The address of element `i` (for layout-level reads; see Graph.borrowedBody).
-    func address(_ i: Int) -> UnsafeMutablePointer<Element> {
+    /// The class reference stored at `offset` in element `i`, without a
+    /// retain: its raw bits, read as `Unmanaged` (an optional class
+    /// reference is one pointer, null for nil; a test pins that). The caller
+    /// must keep the element from releasing it while in use.
+    @inline(__always)
+    func unretained<T: AnyObject>(_ i: Int, at offset: Int, as: T.Type) -> Unmanaged<T>? {
         assert(i >= 0 && i < count, "node index out of range")
-        return base.unsafelyUnwrapped + i
+        return UnsafeRawPointer(base.unsafelyUnwrapped + i).load(fromByteOffset: offset, as: Unmanaged<T>?.self)
     }
 
     mutating func append(_ element: consuming Element) {
