@@ -37,25 +37,17 @@ final class RuntimeGraph: Graph {
     }
 
     override func callCompute(_ body: DerivedBody, _ result: inout Value, _ failure: inout TetherError?) -> Bool {
-        guard let fn = body.computeFunction else {
-            guard let compute = body.compute else { return true }
-            return callOut(maxRounds, Cause()) { failure = compute(&result) }
+        if let fn = body.computeFunction {
+            return callOut(maxRounds, Cause()) {
+                let failuresBefore = tether_internal_error_count()
+                let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), body.userData) }
+                if code != 0 {
+                    failure = computeFailure(code, failuresBefore: failuresBefore, isBindingGet: body.isBindingGet)
+                }
+            }
         }
-        if tether_internal_stack_is_low() != 0 { return false }
-        lock.unlock()
-        let entry = DeliveryContext.enter(runtimeID, round: maxRounds)
-        if entry.refused {
-            lock.lock()
-            return false
-        }
-        let failuresBefore = tether_internal_error_count()
-        let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), body.userData) }
-        if code != 0 {
-            failure = computeFailure(code, failuresBefore: failuresBefore, isBindingGet: body.isBindingGet)
-        }
-        DeliveryContext.leave(entry)
-        lock.lock()
-        return true
+        guard let compute = body.compute else { return true }
+        return callOut(maxRounds, Cause()) { failure = compute(&result) }
     }
 }
 
