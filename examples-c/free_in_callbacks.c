@@ -27,12 +27,14 @@ typedef struct node {
   int destroyed;
 } node_t;
 
-static void node_init(node_t *n, tether_runtime_t rt, tether_state_t source, int free_on_run) {
+/* A fresh runtime with one int state, and the node that will free it on
+ * run number free_on_run. 0 when the runtime could not be made. */
+static int node_start(node_t *n, int64_t initial, int free_on_run) {
   memset(n, 0, sizeof *n);
-  n->rt = rt;
-  n->source = source;
   n->free_on_run = free_on_run;
   n->free_rc = -1;
+  if (!CHECK_OK(tether_runtime_new(NULL, &n->rt))) return 0;
+  return CHECK_OK(tether_state_new_int(n->rt, initial, 0, &n->source));
 }
 
 static void node_destroy(void *user_data) { ((node_t *)user_data)->destroyed++; }
@@ -60,62 +62,54 @@ static void freeing_effect(tether_effect_t e, void *user_data) {
   maybe_free(n);
 }
 
-static void expect_gone(tether_runtime_t rt, tether_state_t s, node_t *n) {
+static void expect_gone(node_t *n) {
   int64_t v;
   CHECK_INT_EQ(n->free_rc, TETHER_OK);
   CHECK_INT_EQ(n->destroyed, 1);
-  CHECK_ERR(tether_state_get_int(s, &v), TETHER_ESTALE);
-  CHECK_ERR(tether_runtime_free(rt), TETHER_ESTALE);
+  CHECK_ERR(tether_state_get_int(n->source, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_runtime_free(n->rt), TETHER_ESTALE);
 }
 
 /* The outermost read runs the compute callback that frees the runtime. */
 static void free_during_computed_read(void) {
-  tether_runtime_t rt;
-  tether_state_t s;
   tether_computed_t c;
   node_t n;
   int64_t v = -1;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
-  CHECK_OK(tether_state_new_int(rt, 41, 0, &s));
-  node_init(&n, rt, s, 1);
-  CHECK_OK(tether_computed_new(rt, freeing_compute, &n, node_destroy, &c));
+  if (!node_start(&n, 41, 1)) return;
+  CHECK_OK(tether_computed_new(n.rt, freeing_compute, &n, node_destroy, &c));
   CHECK_OK(tether_computed_get_int(c, &v)); /* computed, then torn down */
   CHECK_INT_EQ(v, 42);
   CHECK_INT_EQ(n.runs, 1);
   CHECK_ERR(tether_computed_get_int(c, &v), TETHER_ESTALE);
-  expect_gone(rt, s, &n);
+  expect_gone(&n);
 }
 
-/* A SYNC effect's first run happens inside tether_effect_new. */
+/* A SYNC effect reading the node's state; its first run is inside
+ * tether_effect_new. */
+static int start_effect(node_t *n, tether_effect_t *e) {
+  if (!CHECK_OK(tether_effect_new(n->rt, TETHER_EFFECT_SYNC, freeing_effect, NULL, n, node_destroy, e)))
+    return 0;
+  return CHECK_INT_EQ(n->runs, 1);
+}
+
+/* The first run, inside tether_effect_new, frees. */
 static void free_during_effect_creation(void) {
-  tether_runtime_t rt;
-  tether_state_t s;
   tether_effect_t e;
   node_t n;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
-  CHECK_OK(tether_state_new_int(rt, 1, 0, &s));
-  node_init(&n, rt, s, 1);
-  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, freeing_effect, NULL, &n, node_destroy, &e));
-  CHECK_INT_EQ(n.runs, 1);
+  if (!node_start(&n, 1, 1) || !start_effect(&n, &e)) return;
   CHECK_ERR(tether_effect_free(e), TETHER_ESTALE);
-  expect_gone(rt, s, &n);
+  expect_gone(&n);
 }
 
 /* A write re-runs a SYNC effect before it returns; the re-run frees. */
 static void free_during_write(void) {
-  tether_runtime_t rt;
-  tether_state_t s;
   tether_effect_t e;
   node_t n;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
-  CHECK_OK(tether_state_new_int(rt, 1, 0, &s));
-  node_init(&n, rt, s, 2);
-  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, freeing_effect, NULL, &n, node_destroy, &e));
-  CHECK_INT_EQ(n.runs, 1);
+  if (!node_start(&n, 1, 2) || !start_effect(&n, &e)) return;
   CHECK_INT_EQ(n.destroyed, 0);
-  CHECK_OK(tether_state_set_int(s, 2)); /* the write itself succeeded */
+  CHECK_OK(tether_state_set_int(n.source, 2)); /* the write itself succeeded */
   CHECK_INT_EQ(n.runs, 2);
-  expect_gone(rt, s, &n);
+  expect_gone(&n);
 }
 
 int main(void) {
