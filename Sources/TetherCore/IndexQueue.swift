@@ -7,12 +7,19 @@ public final class IndexQueue {
     private var capacity: Int
     public private(set) var count = 0
 
+    /// Scratch for `sort`, kept between sorts (no allocation per batch).
+    private var pairs: UnsafeMutablePointer<(key: UInt64, entry: UInt32)>?
+    private var pairCapacity = 0
+
     public init(capacity: Int = 16) {
         self.capacity = max(capacity, 1)
         storage = .allocate(capacity: self.capacity)
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        pairs?.deallocate()
+    }
 
     @inline(__always) public var isEmpty: Bool { count == 0 }
 
@@ -63,11 +70,15 @@ public final class IndexQueue {
             entries.reverse()
             return
         }
-        var pairs = [(key: UInt64, entry: UInt32)]()
-        pairs.reserveCapacity(count)
-        for entry in entries { pairs.append((key(entry), entry)) }
-        pairs.sort { $0.key < $1.key }
-        for i in 0..<count { storage[i] = pairs[i].entry }
+        if pairCapacity < count {
+            pairs?.deallocate()
+            pairCapacity = Swift.max(count, 2 * pairCapacity)
+            pairs = .allocate(capacity: pairCapacity)
+        }
+        var sorted = UnsafeMutableBufferPointer(start: pairs, count: count)
+        for i in 0..<count { sorted[i] = (key(storage[i]), storage[i]) }
+        sorted.sort { $0.key < $1.key }
+        for i in 0..<count { storage[i] = sorted[i].entry }
     }
 
     private func grow() {
