@@ -240,7 +240,7 @@ public func tether_binding_get_double(_ b: tether_binding_t, _ out: UnsafeMutabl
 public func tether_binding_get_string(_ b: tether_binding_t, _ buf: UnsafeMutablePointer<CChar>?, _ size: Int,
                                       _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     readBinding(b, "tether_binding_get_string") { (v) throws(TetherError) in
-        guard case let .string(str) = v else { throw Scalar.mismatch(v, "string") }
+        guard case let .string(str) = v else { throw Scalar.mismatch(v.type, "string") }
         try copyOutString(str, buf, size, len)
     }
 }

@@ -98,25 +98,29 @@ func copyOutJSON(_ value: Value, flags: UInt32, _ buf: UnsafeMutablePointer<CCha
 
 /// Typed scalar reads shared by tether_value_get_* and tether_state_get_*.
 enum Scalar {
-    static func bool(_ v: Value) throws(TetherError) -> Bool {
+    static func bool(_ v: ScalarValue) throws(TetherError) -> Bool {
         if case let .bool(b) = v { return b }
-        throw mismatch(v, "bool")
+        throw mismatch(v.type, "bool")
     }
 
-    static func int(_ v: Value) throws(TetherError) -> Int64 {
+    static func int(_ v: ScalarValue) throws(TetherError) -> Int64 {
         if case let .int(i) = v { return i }
-        throw mismatch(v, "int")
+        throw mismatch(v.type, "int")
     }
 
-    static func double(_ v: Value) throws(TetherError) -> Double {
+    static func double(_ v: ScalarValue) throws(TetherError) -> Double {
         switch v {
         case let .double(d): return d
         case let .int(i): return Double(i)
-        default: throw mismatch(v, "double")
+        default: throw mismatch(v.type, "double")
         }
     }
 
-    static func mismatch(_ v: Value, _ wanted: String) -> TetherError {
-        TetherError(.wrongType, "holds \(v.type == .int || v.type == .object || v.type == .array ? "an" : "a") \(v.type), not \(wanted == "int" ? "an" : "a") \(wanted)")
+    static func bool(_ v: Value) throws(TetherError) -> Bool { try bool(v.scalar) }
+    static func int(_ v: Value) throws(TetherError) -> Int64 { try int(v.scalar) }
+    static func double(_ v: Value) throws(TetherError) -> Double { try double(v.scalar) }
+
+    static func mismatch(_ type: ValueType, _ wanted: String) -> TetherError {
+        TetherError(.wrongType, "holds \(type == .int || type == .object || type == .array ? "an" : "a") \(type), not \(wanted == "int" ? "an" : "a") \(wanted)")
     }
 }

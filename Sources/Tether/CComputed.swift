@@ -47,27 +47,41 @@ func freeDerived(_ id: UInt64, _ kind: HandleKind, _ fn: String) -> Int32 {
 /// Reads a computed (evaluating it if needed) and hands the value to `body`
 /// outside every lock.
 private func readComputed(_ c: tether_computed_t, _ fn: StaticString, _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+    readComputed(c, fn, { (graph, id, tracked) throws(TetherError) in try graph.readComputed(id, tracked: tracked) }, body)
+}
+
+/// A typed getter's read: the value as a scalar, never copied out.
+@inline(__always)
+private func readScalar(_ c: tether_computed_t, _ fn: StaticString, _ body: (ScalarValue) throws(TetherError) -> Void) -> Int32 {
+    readComputed(c, fn, { (graph, id, tracked) throws(TetherError) in try graph.readComputedScalar(id, tracked: tracked) }, body)
+}
+
+@inline(__always)
+private func readComputed<T>(_ c: tether_computed_t, _ fn: StaticString,
+                             _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T,
+                             _ body: (T) throws(TetherError) -> Void) -> Int32 {
     RuntimeTable.withAcquired(c.id, .computed, stale: { staleHandle("computed", c.id) }) { runtime in
         // Inside a callback of this runtime (a compute reading its sources):
         // this thread already holds the delivery lock, and the frame running
         // the callback keeps the runtime alive.
         if DeliveryContext.isDelivering(runtime.id) {
-            return readComputedNested(runtime, c, fn, body)
+            return readComputedNested(runtime, c, fn, read, body)
         }
         // An outermost read may run compute callbacks: pinned.
-        return runtime.pinned { readComputedLocked(runtime, c, fn, body) }
+        return runtime.pinned { readComputedLocked(runtime, c, fn, read, body) }
     }
 }
 
 /// `readComputed` from inside a callback of the runtime, lock held: the read
 /// is a dependency when a compute, effect or tracking is being evaluated.
 @inline(__always)
-private func readComputedNested(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
-                                _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+private func readComputedNested<T>(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
+                                   _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T,
+                                   _ body: (T) throws(TetherError) -> Void) -> Int32 {
     let graph = runtime.graph
-    let value: Value
+    let value: T
     do throws(TetherError) {
-        value = try graph.readComputed(HandleCodec.derivedID(c.id), tracked: graph.isEvaluating)
+        value = try read(graph, HandleCodec.derivedID(c.id), graph.isEvaluating)
     } catch {
         runtime.leaveEvaluation(ownsDelivery: false)
         return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
@@ -79,13 +93,14 @@ private func readComputedNested(_ runtime: Runtime, _ c: tether_computed_t, _ fn
 
 /// `readComputed` with the runtime found and its lock held.
 @inline(__always)
-private func readComputedLocked(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
-                                _ body: (Value) throws(TetherError) -> Void) -> Int32 {
+private func readComputedLocked<T>(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
+                                   _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T,
+                                   _ body: (T) throws(TetherError) -> Void) -> Int32 {
     guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
-    let value: Value
+    let value: T
     do throws(TetherError) {
         let tracked = runtime.graph.isEvaluating && !owns
-        value = try runtime.graph.readComputed(HandleCodec.derivedID(c.id), tracked: tracked)
+        value = try read(runtime.graph, HandleCodec.derivedID(c.id), tracked)
     } catch {
         runtime.leaveEvaluation(ownsDelivery: owns)
         return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
@@ -104,19 +119,19 @@ public func tether_computed_get(_ c: tether_computed_t, _ out: UnsafeMutablePoin
 @_cdecl("tether_computed_get_bool")
 public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_computed_get_bool: out is NULL") }
-    return readComputed(c, "tether_computed_get_bool") { (v) throws(TetherError) in out.pointee = try Scalar.bool(v) }
+    return readScalar(c, "tether_computed_get_bool") { (v) throws(TetherError) in out.pointee = try Scalar.bool(v) }
 }
 
 @_cdecl("tether_computed_get_int")
 public func tether_computed_get_int(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_computed_get_int: out is NULL") }
-    return readComputed(c, "tether_computed_get_int") { (v) throws(TetherError) in out.pointee = try Scalar.int(v) }
+    return readScalar(c, "tether_computed_get_int") { (v) throws(TetherError) in out.pointee = try Scalar.int(v) }
 }
 
 @_cdecl("tether_computed_get_double")
 public func tether_computed_get_double(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_computed_get_double: out is NULL") }
-    return readComputed(c, "tether_computed_get_double") { (v) throws(TetherError) in out.pointee = try Scalar.double(v) }
+    return readScalar(c, "tether_computed_get_double") { (v) throws(TetherError) in out.pointee = try Scalar.double(v) }
 }
 
 @_cdecl("tether_computed_get_json")

@@ -23,20 +23,40 @@ private func readState(_ s: tether_state_t, _ fn: StaticString, at path: UnsafeP
     if usePath {
         do { jsonPath = try pointer(path) } catch { return stateError(fn, s, error) }
     }
-    return RuntimeTable.withAcquired(s.id, .state, stale: { staleHandle("state", s.id) }) { runtime in
-        let value: Value
+    return readState(s, fn, { (graph, id, tracked) throws(TetherError) in
+        // Whole-value reads skip the path walk.
+        guard let jsonPath else { return try graph.read(id, tracked: tracked) }
+        return try graph.read(id, at: jsonPath, tracked: tracked)
+    }, staged: { (whole) throws(TetherError) in
+        try jsonPath.map { (p) throws(TetherError) in try whole.value(at: p) } ?? whole
+    }, body)
+}
+
+/// A typed getter's read: the value as a scalar, never copied out.
+@inline(__always)
+private func readScalar(_ s: tether_state_t, _ fn: StaticString,
+                        _ body: (ScalarValue) throws(TetherError) -> Void) -> Int32 {
+    readState(s, fn, { (graph, id, tracked) throws(TetherError) in try graph.readScalar(id, tracked: tracked) },
+              staged: { $0.scalar }, body)
+}
+
+/// Reads a state with its runtime's lock held: `read` from the graph, or
+/// `staged` from the value this thread's transaction sees.
+@inline(__always)
+private func readState<T>(_ s: tether_state_t, _ fn: StaticString,
+                          _ read: (Graph, StateID, Bool) throws(TetherError) -> T,
+                          staged: (Value) throws(TetherError) -> T,
+                          _ body: (T) throws(TetherError) -> Void) -> Int32 {
+    RuntimeTable.withAcquired(s.id, .state, stale: { staleHandle("state", s.id) }) { runtime in
+        let value: T
         do throws(TetherError) {
             // Inside a compute callback or effect of this runtime the read is a dependency.
             let tracked = runtime.graph.isEvaluating && DeliveryContext.isDelivering(runtime.id)
             if tether_internal_get_contexts() != 0 {
                 // This thread may have staged a value in a transaction.
-                let whole = try runtime.visibleValue(stateID(s.id), tracked: tracked)
-                value = try jsonPath.map { (p) throws(TetherError) in try whole.value(at: p) } ?? whole
-            } else if let jsonPath {
-                value = try runtime.graph.read(stateID(s.id), at: jsonPath, tracked: tracked)
+                value = try staged(try runtime.visibleValue(stateID(s.id), tracked: tracked))
             } else {
-                // Whole-value reads (every typed getter) skip the path walk.
-                value = try runtime.graph.read(stateID(s.id), tracked: tracked)
+                value = try read(runtime.graph, stateID(s.id), tracked)
             }
         } catch {
             runtime.lock.unlock()
@@ -173,26 +193,26 @@ public func tether_state_get(_ s: tether_state_t, _ out: UnsafeMutablePointer<Op
 @_cdecl("tether_state_get_bool")
 public func tether_state_get_bool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_state_get_bool: out is NULL") }
-    return readState(s, "tether_state_get_bool") { (v) throws(TetherError) in out.pointee = try Scalar.bool(v) }
+    return readScalar(s, "tether_state_get_bool") { (v) throws(TetherError) in out.pointee = try Scalar.bool(v) }
 }
 
 @_cdecl("tether_state_get_int")
 public func tether_state_get_int(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_state_get_int: out is NULL") }
-    return readState(s, "tether_state_get_int") { (v) throws(TetherError) in out.pointee = try Scalar.int(v) }
+    return readScalar(s, "tether_state_get_int") { (v) throws(TetherError) in out.pointee = try Scalar.int(v) }
 }
 
 @_cdecl("tether_state_get_double")
 public func tether_state_get_double(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_state_get_double: out is NULL") }
-    return readState(s, "tether_state_get_double") { (v) throws(TetherError) in out.pointee = try Scalar.double(v) }
+    return readScalar(s, "tether_state_get_double") { (v) throws(TetherError) in out.pointee = try Scalar.double(v) }
 }
 
 @_cdecl("tether_state_get_string")
 public func tether_state_get_string(_ s: tether_state_t, _ buf: UnsafeMutablePointer<CChar>?, _ size: Int,
                                     _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     readState(s, "tether_state_get_string") { (v) throws(TetherError) in
-        guard case let .string(str) = v else { throw Scalar.mismatch(v, "string") }
+        guard case let .string(str) = v else { throw Scalar.mismatch(v.type, "string") }
         try copyOutString(str, buf, size, len)
     }
 }
@@ -201,7 +221,7 @@ public func tether_state_get_string(_ s: tether_state_t, _ buf: UnsafeMutablePoi
 public func tether_state_get_bytes(_ s: tether_state_t, _ buf: UnsafeMutableRawPointer?, _ size: Int,
                                    _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     readState(s, "tether_state_get_bytes") { (v) throws(TetherError) in
-        guard case let .bytes(b) = v else { throw Scalar.mismatch(v, "bytes") }
+        guard case let .bytes(b) = v else { throw Scalar.mismatch(v.type, "bytes") }
         try copyOut(b, buf, size, len, terminate: false)
     }
 }

@@ -137,7 +137,7 @@ public func tether_value_get_double(_ v: OpaquePointer?, _ out: UnsafeMutablePoi
 public func tether_value_get_string(_ v: OpaquePointer?, _ buf: UnsafeMutablePointer<CChar>?, _ size: Int,
                                     _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     inspect(v, "tether_value_get_string") { (v) throws(TetherError) in
-        guard case let .string(s) = v else { throw Scalar.mismatch(v, "string") }
+        guard case let .string(s) = v else { throw Scalar.mismatch(v.type, "string") }
         try copyOutString(s, buf, size, len)
     }
 }
@@ -146,7 +146,7 @@ public func tether_value_get_string(_ v: OpaquePointer?, _ buf: UnsafeMutablePoi
 public func tether_value_get_bytes(_ v: OpaquePointer?, _ buf: UnsafeMutableRawPointer?, _ size: Int,
                                    _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     inspect(v, "tether_value_get_bytes") { (v) throws(TetherError) in
-        guard case let .bytes(b) = v else { throw Scalar.mismatch(v, "bytes") }
+        guard case let .bytes(b) = v else { throw Scalar.mismatch(v.type, "bytes") }
         try copyOut(b, buf, size, len, terminate: false)
     }
 }
@@ -169,7 +169,7 @@ public func tether_value_length(_ v: OpaquePointer?, _ out: UnsafeMutablePointer
 public func tether_value_object_key(_ v: OpaquePointer?, _ index: Int, _ buf: UnsafeMutablePointer<CChar>?,
                                     _ size: Int, _ len: UnsafeMutablePointer<Int>?) -> Int32 {
     inspect(v, "tether_value_object_key") { (v) throws(TetherError) in
-        guard case let .object(o) = v else { throw Scalar.mismatch(v, "object") }
+        guard case let .object(o) = v else { throw Scalar.mismatch(v.type, "object") }
         guard index >= 0, index < o.count else {
             throw TetherError(.outOfRange, "index \(index) is past the object's \(o.count) members")
         }
@@ -211,7 +211,7 @@ public func tether_value_array_append(_ v: OpaquePointer?, _ item: OpaquePointer
     guard let item else { return fail(.invalidArgument, "tether_value_array_append: item is NULL") }
     let newValue = valuePointer(item).pointee
     return modify(v, "tether_value_array_append") { (v) throws(TetherError) in
-        guard case var .array(a) = v else { throw Scalar.mismatch(v, "array") }
+        guard case var .array(a) = v else { throw Scalar.mismatch(v.type, "array") }
         try Value.checkNesting(of: newValue, under: 1)
         v = .null  // drop the enum's reference so the append is in place
         a.append(newValue)
@@ -226,7 +226,7 @@ public func tether_value_object_set(_ v: OpaquePointer?, _ key: UnsafePointer<CC
     let newValue = valuePointer(item).pointee
     return modify(v, "tether_value_object_set") { (v) throws(TetherError) in
         guard case let .string(name) = try stringValue(key, len, "key") else { return }
-        guard case var .object(o) = v else { throw Scalar.mismatch(v, "object") }
+        guard case var .object(o) = v else { throw Scalar.mismatch(v.type, "object") }
         try Value.checkNesting(of: newValue, under: 1)
         v = .null
         o[name] = newValue

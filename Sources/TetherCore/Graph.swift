@@ -100,7 +100,13 @@ open class Graph {
     /// untracked depth of the frame it interrupted.
     var evalStack = NodeBuffer<(node: Int, savedUntracked: Int)>()
     /// Reads inside tether_untracked_begin/end are not recorded.
-    public internal(set) var untrackedDepth = 0
+    public internal(set) var untrackedDepth = 0 {
+        didSet { trackTarget = untrackedDepth == 0 ? (evalStack.last?.node ?? -1) : -1 }
+    }
+    /// The node a read is recorded for now: the innermost evaluation, or -1
+    /// (none, or untracked). Kept beside evalStack and untrackedDepth so a
+    /// read tests one word (three loads and a multiply before; profiled).
+    var trackTarget = -1
     /// Validators running now: a write from one is refused.
     public internal(set) var validatingDepth = 0
     /// How messages spell a state's handle (the C face: "0x…"); nil: "#index".

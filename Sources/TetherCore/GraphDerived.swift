@@ -62,6 +62,19 @@ extension Graph {
 
     public func beginUntracked() { untrackedDepth += 1 }
 
+    /// Pushes `d` as the node reads are recorded for; untracked sections of
+    /// the frame it interrupts resume when `endEvaluation` pops it.
+    @inline(__always)
+    func beginEvaluation(_ d: Int) {
+        evalStack.append((d, untrackedDepth))
+        untrackedDepth = 0  // sets trackTarget
+    }
+
+    @inline(__always)
+    func endEvaluation() {
+        untrackedDepth = evalStack.popLast()!.savedUntracked  // sets trackTarget
+    }
+
     public func endUntracked() throws(TetherError) {
         guard untrackedDepth > 0 else {
             throw TetherError(.invalidArgument, "tether_untracked_end without a matching tether_untracked_begin")
@@ -221,8 +234,7 @@ extension Graph {
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
         derived[d].running += 1
-        evalStack.append((d, untrackedDepth))
-        untrackedDepth = 0
+        beginEvaluation(d)
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
@@ -230,7 +242,7 @@ extension Graph {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
-        untrackedDepth = evalStack.popLast()!.savedUntracked
+        endEvaluation()
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {
@@ -269,7 +281,7 @@ extension Graph {
     /// Brings a computed up to date and records the read; returns its index,
     /// or throws its cached error.
     @inline(__always)
-    private func upToDate(_ id: DerivedID, tracked: Bool) throws(TetherError) -> Int {
+    func upToDate(_ id: DerivedID, tracked: Bool) throws(TetherError) -> Int {
         let d = try resolve(id, .computed)
         if derived[d].flags.contains(.computing) {
             // Recorded all the same: when the cycle is broken (a branch
@@ -338,14 +350,13 @@ extension Graph {
         derived[d].flags.remove([.stale, .fresh])
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
-        evalStack.append((d, untrackedDepth))
-        untrackedDepth = 0
+        beginEvaluation(d)
         let rev = derived[d].pendingRevision
         let why = takeCause(d)
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
         _ = callOut(round &+ 1, why) { body.runBody(rev) }
-        untrackedDepth = evalStack.popLast()!.savedUntracked
+        endEvaluation()
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
         derived[d].running -= 1
@@ -385,10 +396,9 @@ extension Graph {
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
         derived[d].running += 1
-        evalStack.append((d, untrackedDepth))
-        untrackedDepth = 0
+        beginEvaluation(d)
         _ = callOut(0, Cause()) { apply() }
-        untrackedDepth = evalStack.popLast()!.savedUntracked
+        endEvaluation()
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {

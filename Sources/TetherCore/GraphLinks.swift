@@ -3,16 +3,24 @@ extension Graph {
     /// Records that the node being evaluated read `dep` at `version`.
     /// Reading the same sources in the same order as last time only moves a
     /// cursor over the existing links and refreshes their versions.
+    ///
+    /// The common case (the same source as last time, at the cursor) is
+    /// inline in the reader; the rest is `trackMoved`.
+    @inline(__always)
     func track(_ dep: UInt32, version: UInt64) {
-        let depth = evalStack.count
-        guard untrackedDepth == 0, depth > 0 else { return }
-        let top = evalStack[depth - 1].node
+        let top = trackTarget
+        guard top >= 0 else { return }
         let cursor = derived[top].cursor
         if cursor != noIndex, links[Int(cursor)].dep == dep {
             links[Int(cursor)].version = version
             derived[top].cursor = links[Int(cursor)].nextDep
             return
         }
+        trackMoved(dep, version: version, top: top, cursor: cursor)
+    }
+
+    @inline(never)
+    private func trackMoved(_ dep: UInt32, version: UInt64, top: Int, cursor: UInt32) {
         // Read twice in a row (a loop over one source): one edge is enough.
         let previous = cursor != noIndex ? links[Int(cursor)].prevDep : derived[top].lastDep
         if previous != noIndex, links[Int(previous)].dep == dep {
