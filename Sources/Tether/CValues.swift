@@ -244,25 +244,29 @@ public func tether_value_to_json(_ v: OpaquePointer?, _ flags: UInt32, _ buf: Un
 
 @_cdecl("tether_value_set_null")
 public func tether_value_set_null(_ v: OpaquePointer?) -> Int32 {
-    modifyValue(v, "tether_value_set_null") { v in v = .null }
+    guard let v else { return fail(.invalidArgument, "tether_value_set_null: value is NULL") }
+    valuePointer(v).storeScalar(.null)
+    return 0
 }
 
 @_cdecl("tether_value_set_bool")
 public func tether_value_set_bool(_ v: OpaquePointer?, _ b: Bool) -> Int32 {
-    modifyValue(v, "tether_value_set_bool") { v in v = .bool(b) }
+    guard let v else { return fail(.invalidArgument, "tether_value_set_bool: value is NULL") }
+    valuePointer(v).storeScalar(.bool(b))
+    return 0
 }
 
 @_cdecl("tether_value_set_int")
 public func tether_value_set_int(_ v: OpaquePointer?, _ i: Int64) -> Int32 {
     guard let v else { return fail(.invalidArgument, "tether_value_set_int: value is NULL") }
-    valuePointer(v).pointee = .int(i)
+    valuePointer(v).storeScalar(.int(i))
     return 0
 }
 
 @_cdecl("tether_value_set_double")
 public func tether_value_set_double(_ v: OpaquePointer?, _ d: Double) -> Int32 {
     guard let v else { return fail(.invalidArgument, "tether_value_set_double: value is NULL") }
-    valuePointer(v).pointee = .double(d)
+    valuePointer(v).storeScalar(.double(d))
     return 0
 }
 

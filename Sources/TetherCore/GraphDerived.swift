@@ -249,7 +249,7 @@ extension Graph {
             if derived[d].running == 0 { finishDisposal(d) }
             return
         }
-        trimDependencies(d)
+        if derived[d].cursor != noIndex { trimDependencies(d) }  // most evaluations read the same sources
         if let failure {
             if error(of: d) != failure {
                 setError(d, failure)
@@ -257,12 +257,22 @@ extension Graph {
                 derived[d].version = nextVersion
                 nextVersion &+= 1
             }
-        } else if derived[d].flags.contains(.failed) || derived[d].value != result {
+        } else if derived[d].flags.contains(.failed) || !cachedValue(of: d, equals: result) {
             setError(d, nil)
             swap(&derived[d].value, &result)  // no copy: result takes the old value away
             derived[d].version = nextVersion
             nextVersion &+= 1
         }
+    }
+
+    /// Whether `d`'s cached value equals `new`. Scalars are compared where
+    /// they lie: `derived[d].value != new` copied the cached value out and
+    /// destroyed the copy (two value-witness calls per recompute, profiled).
+    @inline(__always)
+    private func cachedValue(of d: Int, equals new: Value) -> Bool {
+        let old = derived[d].value.scalar
+        if case .other = old { return derived[d].value == new }
+        return old.sameValue(as: new.scalar)
     }
 
     /// The body of derived node `d`, read without a retain (the caller must

@@ -19,6 +19,32 @@ import Testing
         }
     }
 
+    @Test func scalarEqualityIsValueEquality() {
+        let values: [Value] = [.null, .bool(false), .bool(true), .int(0), .int(1), .double(0), .double(-0.0),
+                               .double(1), .double(.nan), .double(-.nan), .double(.infinity), .string("1")]
+        for a in values {
+            for b in values where a.scalar != .other(.string) && b.scalar != .other(.string) {
+                #expect(a.scalar.sameValue(as: b.scalar) == (a == b), "\(a) vs \(b)")
+            }
+            #expect(!a.scalar.sameValue(as: .other(.string)))  // composites are compared whole
+        }
+    }
+
+    @Test func storeScalarReplacesAnyValue() {
+        let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        defer { slot.deinitialize(count: 1); slot.deallocate() }
+        slot.initialize(to: .object(ValueObject(["k": .string(String(repeating: "x", count: 64))])))
+        slot.storeScalar(.int(3))
+        #expect(slot.pointee == .int(3))
+        slot.storeScalar(.double(.nan))
+        #expect(slot.pointee == .double(.nan))
+        slot.pointee = .array([.string("y")])
+        slot.storeScalar(.null)
+        #expect(slot.pointee == .null)
+        slot.storeScalar(.bool(true))
+        #expect(slot.pointee == .bool(true))
+    }
+
     @Test func staleHandlesThrowAsWholeReadsDo() throws {
         let g = Graph()
         let s = try g.createState(.int(1))
