@@ -34,12 +34,10 @@ final class CEffectBody: DerivedBody {
         self.fn = fn
         cleanupFn = cleanup
         self.destroy = destroy
-        super.init(computeFunction: nil, userData: userData, isBindingGet: false, release: nil)
+        super.init(computeFunction: nil, userData: userData, isBindingGet: false, hasCleanup: cleanup != nil, release: nil)
     }
 
     override func runBody(_ revision: UInt64) { fn(handle, userData) }
-
-    override var hasCleanup: Bool { cleanupFn != nil }
 
     override func runCleanup() { cleanupFn?(userData) }
 

@@ -23,6 +23,18 @@ final class RuntimeGraph: Graph {
     }
 
     override func callOut(_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool {
+        asCallback(round, cause, body)
+    }
+
+    override func callBody(_ body: DerivedBody, _ revision: UInt64, _ round: UInt32, _ cause: Cause) -> Bool {
+        asCallback(round, cause) { body.runBody(revision) }
+    }
+
+    /// Runs `body` as a callback of the runtime: without the graph lock,
+    /// inside a DeliveryContext entry. Refused (false) when the thread's
+    /// stack is low or the context refuses the round.
+    @inline(__always)
+    private func asCallback(_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool {
         if tether_internal_stack_is_low() != 0 { return false }
         lock.unlock()
         let entry = DeliveryContext.enter(runtimeID, round: round, cause)
@@ -38,7 +50,7 @@ final class RuntimeGraph: Graph {
 
     override func callCompute(_ body: DerivedBody, _ result: inout Value, _ failure: inout TetherError?) -> Bool {
         if let fn = body.computeFunction {
-            return callOut(maxRounds, Cause()) {
+            return asCallback(maxRounds, Cause()) {
                 let failuresBefore = tether_internal_error_count()
                 let code = withUnsafeMutablePointer(to: &result) { fn(OpaquePointer($0), body.userData) }
                 if code != 0 {
@@ -47,7 +59,7 @@ final class RuntimeGraph: Graph {
             }
         }
         guard let compute = body.compute else { return true }
-        return callOut(maxRounds, Cause()) { failure = compute(&result) }
+        return asCallback(maxRounds, Cause()) { failure = compute(&result) }
     }
 }
 

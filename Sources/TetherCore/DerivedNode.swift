@@ -57,6 +57,9 @@ open class DerivedBody {
     private var release: (() -> Void)?
     /// An effect that ran owes one cleanup before it runs again or ends.
     public internal(set) var cleanupOwed = false
+    /// Effect: whether it has a cleanup to call before each re-run. Stored,
+    /// not overridden: it is asked on every effect run.
+    public final let hasCleanup: Bool
 
     public init(compute: ((inout Value) -> TetherError?)? = nil, run: ((UInt64) -> Void)? = nil,
                 cleanup: (() -> Void)? = nil, release: (() -> Void)? = nil) {
@@ -66,27 +69,28 @@ open class DerivedBody {
         isBindingGet = false
         self.run = run
         self.cleanup = cleanup
+        hasCleanup = cleanup != nil
         self.release = release
     }
 
-    /// A computed (or custom binding get) computed by a C function; a
-    /// subclass may leave `release` nil and override `runRelease`.
+    /// A computed (or custom binding get) computed by a C function, or (no
+    /// function) an effect whose subclass overrides `runBody` and, when
+    /// `hasCleanup`, `runCleanup`. A subclass may leave `release` nil and
+    /// override `runRelease`.
     public init(computeFunction: ComputeFunction?, userData: UnsafeMutableRawPointer?,
-                isBindingGet: Bool, release: (() -> Void)?) {
+                isBindingGet: Bool, hasCleanup: Bool = false, release: (() -> Void)?) {
         compute = nil
         self.computeFunction = computeFunction
         self.userData = userData
         self.isBindingGet = isBindingGet
         run = nil
         cleanup = nil
+        self.hasCleanup = hasCleanup
         self.release = release
     }
 
     /// Effect: runs its body. Tracking: calls on_change with the revision.
     open func runBody(_ revision: UInt64) { run?(revision) }
-
-    /// Effect: whether it has a cleanup to call before each re-run.
-    open var hasCleanup: Bool { cleanup != nil }
 
     open func runCleanup() { cleanup?() }
 

@@ -182,6 +182,13 @@ open class Graph {
         guard let compute = body.compute else { return true }
         return gate(maxRounds, Cause()) { failure = compute(&result) }
     }
+
+    /// Runs an effect's body (or a tracking's on_change) with `revision`, as
+    /// `callOut` does. The runtime overrides it to call the body without a
+    /// closure in between (profiled: ~15 instructions per effect run).
+    open func callBody(_ body: DerivedBody, _ revision: UInt64, _ round: UInt32, _ cause: Cause) -> Bool {
+        callOut(round, cause) { body.runBody(revision) }
+    }
     var generations: GenerationCounter
     var nextSequence: UInt64 = 0
 

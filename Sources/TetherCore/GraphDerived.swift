@@ -249,7 +249,7 @@ extension Graph {
             if derived[d].running == 0 { finishDisposal(d) }
             return
         }
-        if derived[d].cursor != noIndex { trimDependencies(d) }  // most evaluations read the same sources
+        trimDependencies(d)
         if let failure {
             if error(of: d) != failure {
                 setError(d, failure)
@@ -365,7 +365,7 @@ extension Graph {
         let why = takeCause(d)
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
-        _ = callOut(round &+ 1, why) { body.runBody(rev) }
+        _ = callBody(body, rev, round &+ 1, why)
         endEvaluation()
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
@@ -392,7 +392,7 @@ extension Graph {
         derived[d].running += 1
         let rev = derived[d].pendingRevision
         let why = takeCause(d)
-        _ = callOut(round &+ 1, why) { body.runBody(rev) }
+        _ = callBody(body, rev, round &+ 1, why)
         derived[d].running -= 1
         if derived[d].running == 0 { finishDisposal(d) }
     }

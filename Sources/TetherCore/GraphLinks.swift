@@ -88,7 +88,14 @@ extension Graph {
     }
 
     /// After an evaluation: the links past the cursor were not read this time.
+    /// Inline: most evaluations read the same sources again, leaving none.
+    @inline(__always)
     func trimDependencies(_ d: Int) {
+        if derived[d].cursor != noIndex { unlinkPastCursor(d) }
+    }
+
+    @inline(never)
+    private func unlinkPastCursor(_ d: Int) {
         var l = derived[d].cursor
         while l != noIndex {
             let next = links[Int(l)].nextDep
