@@ -237,6 +237,7 @@ int tether_value_array_append(tether_value_t *v, const tether_value_t *item);
 
 /* Sets member key (len bytes, or NUL-terminated when -1) of the object v to a
  * copy of item, replacing an existing member in place or appending a new one.
+ * Keys are compared byte for byte (no Unicode normalisation), as JSON does.
  * Errors: TETHER_EINVAL (NULL, invalid UTF-8 key), TETHER_ETYPE,
  * TETHER_ERANGE (the result would nest deeper than 512 levels). */
 int tether_value_object_set(tether_value_t *v, const char *key, ptrdiff_t len,

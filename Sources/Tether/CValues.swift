@@ -173,7 +173,7 @@ public func tether_value_object_key(_ v: OpaquePointer?, _ index: Int, _ buf: Un
         guard index >= 0, index < o.count else {
             throw TetherError(.outOfRange, "index \(index) is past the object's \(o.count) members")
         }
-        try copyOutString(o.members.keys[index], buf, size, len)
+        try copyOutString(o.members.keys[index].string, buf, size, len)
     }
 }
 

@@ -63,7 +63,7 @@ struct JSONParser {
     private struct Level {
         let isObject: Bool
         var elements: [Value] = []
-        var members: OrderedDictionary<String, Value> = [:]
+        var members: OrderedDictionary<MemberKey, Value> = [:]
         var key = ""
     }
 
@@ -141,7 +141,7 @@ struct JSONParser {
                 let isObject = levels[top].isObject
                 if isObject {
                     let key = levels[top].key
-                    levels[top].members[key] = value
+                    levels[top].members[MemberKey(key)] = value
                 } else {
                     levels[top].elements.append(value)
                 }

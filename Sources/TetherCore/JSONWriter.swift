@@ -72,7 +72,7 @@ struct JSONWriter {
             levels[top].next = i + 1
             if levels[top].isObject {
                 let member = levels[top].object.members.elements[i]
-                Self.writeString(member.key, into: &out)
+                Self.writeString(member.key.string, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if pretty { out.append(UInt8(ascii: " ")) }
                 pending = member.value
@@ -112,7 +112,7 @@ struct JSONWriter {
     private static func path(of levels: [Level]) -> String {
         guard !levels.isEmpty else { return "the root" }
         let tokens = levels.map { level in
-            level.isObject ? level.object.members.keys[level.next - 1] : String(level.next - 1)
+            level.isObject ? level.object.members.keys[level.next - 1].string : String(level.next - 1)
         }
         return JSONPointer(tokens: tokens).description
     }

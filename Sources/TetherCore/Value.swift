@@ -94,13 +94,13 @@ extension Value: Equatable {
 public struct ValueObject: Sendable, Equatable {
     private final class Storage: @unchecked Sendable {
         // Mutated only through `members`' _modify, after a uniqueness check.
-        var members: OrderedDictionary<String, Value>
-        init(_ members: OrderedDictionary<String, Value>) { self.members = members }
+        var members: OrderedDictionary<MemberKey, Value>
+        init(_ members: OrderedDictionary<MemberKey, Value>) { self.members = members }
     }
 
     private var storage: Storage
 
-    public var members: OrderedDictionary<String, Value> {
+    public var members: OrderedDictionary<MemberKey, Value> {
         _read { yield storage.members }
         _modify {
             if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.members) }
@@ -109,13 +109,13 @@ public struct ValueObject: Sendable, Equatable {
     }
 
     public init() { storage = Storage([:]) }
-    public init(_ members: OrderedDictionary<String, Value>) { storage = Storage(members) }
+    public init(_ members: OrderedDictionary<MemberKey, Value>) { storage = Storage(members) }
 
     public var count: Int { members.count }
 
     public subscript(key: String) -> Value? {
-        get { members[key] }
-        set { members[key] = newValue }
+        get { members[MemberKey(key)] }
+        set { members[MemberKey(key)] = newValue }
     }
 
     public static func == (lhs: ValueObject, rhs: ValueObject) -> Bool {

@@ -33,7 +33,7 @@ extension Value {
         let leafDepth = tokens.count - 1
         let outcome: Result<Void, PathFailure> = withParent(of: tokens) { parent in
             if var object = parent.takeObject() {
-                object.members.updateValue(newValue, forKey: last)
+                object.members.updateValue(newValue, forKey: MemberKey(last))
                 parent = .object(object)
                 return .success(())
             }
@@ -67,7 +67,7 @@ extension Value {
         let outcome: Result<Value, PathFailure> = withParent(of: tokens) { parent in
             if var object = parent.takeObject() {
                 defer { parent = .object(object) }
-                guard let i = object.members.index(forKey: last) else {
+                guard let i = object.members.index(forKey: MemberKey(last)) else {
                     return .failure(PathFailure(.noMember, depth: leafDepth))
                 }
                 return .success(object.members.remove(at: i).value)
@@ -111,7 +111,7 @@ extension Value {
             let token = tokens[depth]
             switch current {
             case .object(let object):
-                guard let child = object.members[token] else { return .failed(PathFailure(.noMember, depth: depth)) }
+                guard let child = object.members[MemberKey(token)] else { return .failed(PathFailure(.noMember, depth: depth)) }
                 current = child
             case .array(let array):
                 switch ArrayIndex(token) {
@@ -143,7 +143,7 @@ extension Value {
         walk: for depth in 0..<(tokens.count - 1) {
             let token = tokens[depth]
             if var object = current.takeObject() {
-                guard let i = object.members.index(forKey: token) else {
+                guard let i = object.members.index(forKey: MemberKey(token)) else {
                     current = .object(object)
                     outcome = .failure(PathFailure(.noMember, depth: depth))
                     break walk

@@ -81,7 +81,7 @@ import TetherCore
 
     @Test func nestedStructuresCompareDeeply() {
         func doc(_ leaf: Value, swapped: Bool) -> Value {
-            let inner: OrderedDictionary<String, Value> = swapped
+            let inner: OrderedDictionary<MemberKey, Value> = swapped
                 ? ["y": .array([leaf, .null]), "x": .string("s")]
                 : ["x": .string("s"), "y": .array([leaf, .null])]
             return .object(ValueObject(["outer": .array([.object(ValueObject(inner)), .bytes([9])])]))

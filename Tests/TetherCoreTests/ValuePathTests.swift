@@ -43,7 +43,7 @@ private let sample: Value = .object(ValueObject([
 
 private func keys(_ value: Value) -> [String] {
     guard case .object(let object) = value else { return [] }
-    return Array(object.members.keys)
+    return object.members.keys.map(\.string)
 }
 
 @Suite struct ValuePathReadTests {

@@ -1,0 +1,113 @@
+/// The name of an object member: a string compared byte for byte (as JSON
+/// compares member names, and as `Value` compares strings), hashed cheaply.
+///
+/// Why not `String` keys: `String` hashes with SipHash over its normalized
+/// form (a `Hasher` set up, fed and finalized per lookup), which was ~45% of
+/// building a 100-member object from C and of reading one member back
+/// (profiled on kairo mux). And `String ==` is canonical equivalence, so
+/// "é" and "e\u{301}" were one member name while `.string("é")` and
+/// `.string("e\u{301}")` were different values. Names are short, so a
+/// multiply-and-mix hash over their UTF-8 is a few instructions a byte.
+///
+/// Not resistant to deliberately colliding names the way SipHash is: the
+/// table's seed (its storage address) is mixed in, but not cryptographically.
+/// Member names come from the program that owns the runtime, not from a
+/// network peer.
+public struct MemberKey: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let string: String
+    /// The bytes' mix, computed once: a lookup hashes its key and compares
+    /// it with the keys in its bucket, and a different mix rejects at once.
+    @usableFromInline let bytesHash: Int
+
+    @inlinable
+    public init(_ string: String) {
+        self.string = string
+        bytesHash = MemberKey.mix(of: string, seed: 0)
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public var description: String { string }
+
+    public static func == (lhs: MemberKey, rhs: MemberKey) -> Bool {
+        guard lhs.bytesHash == rhs.bytesHash else { return false }
+        let a = lhs.string.utf8, b = rhs.string.utf8
+        guard a.count == b.count else { return false }  // O(1) for native strings
+        let compared = a.withContiguousStorageIfAvailable { pa in
+            b.withContiguousStorageIfAvailable { pb in MemberKey.same(pa, pb) }
+        }
+        if let compared, let equal = compared { return equal }
+        return a.elementsEqual(b)
+    }
+
+    private static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i < a.count {
+            if a[i] != b[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
+    /// Byte order of the UTF-8 (that is, code point order).
+    public static func < (lhs: MemberKey, rhs: MemberKey) -> Bool {
+        lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytesHash)
+    }
+
+    /// What hashed collections use (a `Hashable` requirement with a default
+    /// that runs `Hasher`): the cached mix, re-mixed with the table's seed,
+    /// and no SipHash rounds.
+    public func _rawHashValue(seed: Int) -> Int {
+        MemberKey.finalize(UInt64(truncatingIfNeeded: bytesHash) ^ UInt64(truncatingIfNeeded: seed))
+    }
+
+    /// murmur3's 64-bit finalizer: every input bit reaches the low bits,
+    /// which pick the bucket.
+    @usableFromInline
+    static func finalize(_ x: UInt64) -> Int {
+        var h = x
+        h ^= h >> 33
+        h = h &* 0xFF51_AFD7_ED55_8CCD
+        h ^= h >> 33
+        h = h &* 0xC4CE_B9FE_1A85_EC53
+        h ^= h >> 33
+        return Int(truncatingIfNeeded: h)
+    }
+
+    /// 64-bit multiply-xorshift over the bytes, eight at a time, with
+    /// murmur3's finalizer so the low bits (the bucket) depend on every byte.
+    @usableFromInline
+    static func mix(of string: String, seed: Int) -> Int {
+        string.utf8.withContiguousStorageIfAvailable { mix(of: $0, seed: seed) }
+            ?? Array(string.utf8).withUnsafeBufferPointer { mix(of: $0, seed: seed) }
+    }
+
+    private static func mix(of bytes: UnsafeBufferPointer<UInt8>, seed: Int) -> Int {
+        let n = bytes.count
+        var h = UInt64(truncatingIfNeeded: seed) ^ (UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= n {
+                h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+                h ^= h >> 29
+                i += 8
+            }
+        }
+        if i < n {
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < n {
+                tail |= UInt64(bytes[i]) << shift
+                shift += 8
+                i += 1
+            }
+            h = (h ^ tail) &* 0xFF51_AFD7_ED55_8CCD
+        }
+        return finalize(h)
+    }
+}

@@ -1,0 +1,71 @@
+import OrderedCollections
+import Testing
+@testable import TetherCore
+
+/// Object member names: byte-exact equality, a hash consistent with it, and
+/// objects that behave as before for every name length.
+@Suite struct MemberKeyTests {
+    @Test func namesCompareByteForByteAsStringValuesDo() throws {
+        let composed = "\u{E9}", decomposed = "e\u{301}"   // canonically equivalent
+        #expect(composed == decomposed)                     // Swift's String says one
+        #expect(MemberKey(composed) != MemberKey(decomposed))
+        #expect(Value.string(composed) != Value.string(decomposed))
+        // So an object may have both, as JSON text may.
+        let doc = try Value(json: "{\"\u{E9}\": 1, \"e\u{301}\": 2}")
+        guard case let .object(object) = doc else { Issue.record("not an object"); return }
+        #expect(object.count == 2)
+        #expect(object[composed] == .int(1) && object[decomposed] == .int(2))
+        let kelvin = "\u{212A}"                             // normalizes to "K"
+        #expect(MemberKey(kelvin) != MemberKey("K"))
+    }
+
+    @Test func equalNamesHashEquallyForEveryLengthAndSeed() {
+        // Lengths around the 8-byte steps of the mix, and non-ASCII bytes.
+        let names = ["", "a", "0", "99", "1234567", "12345678", "123456789", "abcdefghijklmnop",
+                     "abcdefghijklmnopq", String(repeating: "z", count: 100), "\u{E9}t\u{E9}", "\u{1F600}"]
+        for name in names {
+            let a = MemberKey(name)
+            let b = MemberKey(String(decoding: Array(name.utf8), as: UTF8.self))  // another storage
+            #expect(a == b)
+            #expect(a.hashValue == b.hashValue)
+            for seed in [0, 1, -1, 0x5bd1e995, Int.max] {
+                #expect(a._rawHashValue(seed: seed) == b._rawHashValue(seed: seed))
+            }
+        }
+        // Different names differ, including ones that share a prefix or
+        // only differ past the first eight bytes.
+        for (i, x) in names.enumerated() {
+            for y in names[(i + 1)...] { #expect(MemberKey(x) != MemberKey(y)) }
+        }
+        #expect(MemberKey("12345678a") != MemberKey("12345678b"))
+    }
+
+    @Test func lowBitsSpreadOverBuckets() {
+        // The hash table picks a bucket from the low bits: 10,000 short
+        // decimal names (kairo mux uses "0".."99") must spread over 1,024
+        // buckets with no bucket far above the mean of ~10.
+        var buckets = [Int](repeating: 0, count: 1024)
+        for i in 0..<10_000 { buckets[MemberKey(String(i))._rawHashValue(seed: 12345) & 1023] += 1 }
+        #expect(buckets.max()! < 40)
+        #expect(buckets.filter { $0 == 0 }.count < 20)
+    }
+
+    @Test func largeObjectsKeepOrderAndFindEveryMember() {
+        var object = ValueObject()
+        for i in 0..<1000 { object["k\(i)"] = .int(Int64(i)) }
+        #expect(object.count == 1000)
+        for i in stride(from: 0, to: 1000, by: 7) { #expect(object["k\(i)"] == .int(Int64(i))) }
+        #expect(object["k1000"] == nil)
+        #expect(object.members.keys.prefix(3).map(\.string) == ["k0", "k1", "k2"])
+        object["k5"] = nil
+        #expect(object.count == 999 && object["k5"] == nil && object["k6"] == .int(6))
+        var reversed = OrderedDictionary<MemberKey, Value>()
+        for i in (0..<1000).reversed() where i != 5 { reversed[MemberKey("k\(i)")] = .int(Int64(i)) }
+        #expect(ValueObject(reversed) == object)  // equality ignores order
+    }
+
+    @Test func namesSortByCodePoint() {
+        let sorted = ["b", "a", "\u{E9}", "Z", ""].map { MemberKey($0) }.sorted().map(\.string)
+        #expect(sorted == ["", "Z", "a", "b", "\u{E9}"])
+    }
+}
