@@ -27,6 +27,8 @@
  *  - tether_computed_observe: called with old/new only when the value really
  *    changed (change->computed set, change->state {0}), also for a path into
  *    an object-valued computed;
+ *  - tether_computed_get_path: part of an object-valued computed, a
+ *    dependency on the whole computed even while the path names nothing;
  *  - chains of computeds, batches, freed states and freed computeds (their
  *    readers get TETHER_ESTALE), runtime teardown (each destroy exactly once),
  *    the in-place value setters a callback fills its result with, and bad
@@ -204,6 +206,45 @@ static int profile(tether_value_t *result, void *user_data) {
   tether_value_free(obj);
   tether_value_free(name);
   tether_value_free(age);
+  return rc;
+}
+
+/* An address no tether_value_t can have: out-params left alone on error. */
+static char sentinel_object;
+#define SENTINEL_VALUE ((tether_value_t *)(void *)&sentinel_object)
+
+/* The length of c[0]'s "/name", read with tether_computed_get_path; a
+ * missing member counts as -1 (the read still depends on c[0]). */
+static int name_length(tether_value_t *result, void *user_data) {
+  node_t *n = user_data;
+  tether_value_t *name = NULL;
+  char buf[64];
+  size_t len = 0;
+  int rc;
+  enter(n, result);
+  rc = tether_computed_get_path(n->c[0], "/name", &name);
+  n->last_rc = rc;
+  if (rc == TETHER_ENOTFOUND) return tether_value_set_int(result, -1);
+  if (rc != TETHER_OK) return rc;
+  rc = tether_value_get_string(name, buf, sizeof buf, &len);
+  tether_value_free(name);
+  if (rc != TETHER_OK) return rc;
+  return tether_value_set_int(result, (int64_t)len);
+}
+
+/* The profile object while s[2] is true, else {}: a computed whose value
+ * sometimes has no "/name". */
+static int profile_or_empty(tether_value_t *result, void *user_data) {
+  node_t *n = user_data;
+  tether_value_t *empty = NULL;
+  bool full = false;
+  int rc = tether_state_get_bool(n->s[2], &full);
+  if (rc != TETHER_OK) return rc;
+  if (full) return profile(result, user_data);
+  enter(n, result);
+  rc = tether_value_new_object(&empty);
+  if (rc == TETHER_OK) rc = tether_value_assign(result, empty);
+  tether_value_free(empty);
   return rc;
 }
 
@@ -1038,6 +1079,87 @@ static void observing(tether_runtime_t rt) {
   CHECK_OK(tether_state_free(age));
 }
 
+/* tether_computed_get_path: part of a computed's value, from outside and
+ * inside callbacks; the reader depends on the whole computed, also while
+ * the path names nothing. */
+static void reading_paths(tether_runtime_t rt) {
+  tether_state_t name, age, full;
+  tether_computed_t prof, len_c, freed;
+  tether_value_t *v = SENTINEL_VALUE;
+  node_t p, l;
+  int64_t i;
+  char buf[32];
+
+  node_init(&p, "profile-or-empty", rt);
+  node_init(&l, "name-length", rt);
+  CHECK_OK(tether_state_new_string(rt, "Ada", -1, 0, &name));
+  CHECK_OK(tether_state_new_int(rt, 36, 0, &age));
+  CHECK_OK(tether_state_new_bool(rt, true, 0, &full));
+  p.s[0] = name;
+  p.s[1] = age;
+  p.s[2] = full;
+  CHECK_OK(tether_computed_new(rt, profile_or_empty, &p, node_destroy, &prof));
+  l.c[0] = prof;
+  CHECK_OK(tether_computed_new(rt, name_length, &l, node_destroy, &len_c));
+
+  /* From outside callbacks: a new owned value, the whole with "". */
+  if (CHECK_OK(tether_computed_get_path(prof, "/age", &v))) {
+    CHECK_OK(tether_value_get_int(v, &i));
+    CHECK_INT_EQ(i, 36);
+    tether_value_free(v);
+  }
+  if (CHECK_OK(tether_computed_get_path(prof, "", &v))) {
+    CHECK_OK(tether_value_to_json(v, 0, buf, sizeof buf, NULL));
+    CHECK_STR_EQ(buf, "{\"name\":\"Ada\",\"age\":36}");
+    tether_value_free(v);
+  }
+
+  /* Inside a compute: a dependency on the computed. */
+  CHECK_OK(tether_computed_get_int(len_c, &i));
+  CHECK_INT_EQ(i, 3);
+  CHECK_OK(tether_state_set_string(name, "Grace", -1));
+  CHECK_OK(tether_computed_get_int(len_c, &i));
+  CHECK_INT_EQ(i, 5);
+  CHECK_INT_EQ(CALLS(&l), 2);
+
+  /* The value loses its "/name": ENOTFOUND inside the callback, which
+   * still depends on prof and recovers when the member comes back. */
+  CHECK_OK(tether_state_set_bool(full, false));
+  CHECK_OK(tether_computed_get_int(len_c, &i));
+  CHECK_INT_EQ(i, -1);
+  CHECK_INT_EQ(l.last_rc, TETHER_ENOTFOUND);
+  CHECK_OK(tether_state_set_bool(full, true));
+  CHECK_OK(tether_computed_get_int(len_c, &i));
+  CHECK_INT_EQ(i, 5);
+  CHECK_INT_EQ(CALLS(&l), 4);
+
+  /* Bad input: *out untouched, nothing read. */
+  v = SENTINEL_VALUE;
+  CHECK_ERR(tether_computed_get_path(prof, "/missing", &v), TETHER_ENOTFOUND);
+  CHECK(v == SENTINEL_VALUE);
+  CHECK_MENTIONS("missing");
+  CHECK_ERR(tether_computed_get_path(prof, "/age/x", &v), TETHER_ETYPE);
+  CHECK_ERR(tether_computed_get_path(prof, "age", &v), TETHER_EPATH); /* no leading '/' */
+  CHECK_ERR(tether_computed_get_path(prof, "/m~2", &v), TETHER_EPATH);
+  CHECK_ERR(tether_computed_get_path(prof, NULL, &v), TETHER_EINVAL);
+  CHECK_ERR(tether_computed_get_path(prof, "/age", NULL), TETHER_EINVAL);
+  CHECK(v == SENTINEL_VALUE);
+  CHECK_OK(tether_computed_new(rt, profile, &p, NULL, &freed));
+  CHECK_OK(tether_computed_free(freed));
+  CHECK_ERR(tether_computed_get_path(freed, "/age", &v), TETHER_ESTALE);
+  CHECK_ERR(tether_computed_get_path((tether_computed_t){0}, "/age", &v), TETHER_ESTALE);
+  CHECK_ERR(tether_computed_get_path((tether_computed_t){name.id}, "/age", &v), TETHER_ESTALE); /* a state's handle */
+  CHECK(v == SENTINEL_VALUE);
+
+  CHECK_OK(tether_computed_free(len_c));
+  CHECK_OK(tether_computed_free(prof));
+  CHECK_INT_EQ(DESTROYED(&l), 1);
+  CHECK_INT_EQ(DESTROYED(&p), 1);
+  CHECK_OK(tether_state_free(name));
+  CHECK_OK(tether_state_free(age));
+  CHECK_OK(tether_state_free(full));
+}
+
 /* A chain: c1 = a + 1, c2 = 2 * c1, c3 = c2 - 3. */
 static void chains(tether_runtime_t rt) {
   tether_state_t a;
@@ -1343,6 +1465,8 @@ int main(void) {
   untracked(rt);
   printf("computed: observing computeds\n");
   observing(rt);
+  printf("computed: reading part of a computed (tether_computed_get_path)\n");
+  reading_paths(rt);
   printf("computed: chains and batches\n");
   chains(rt);
   printf("computed: freed states\n");

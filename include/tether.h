@@ -625,6 +625,14 @@ int tether_computed_free(tether_computed_t c);
  * any error code its callback returned (cached until a dependency changes). */
 int tether_computed_get(tether_computed_t c, tether_value_t **out);
 
+/* Reads the part of a computed's value at a JSON Pointer as a new owned
+ * value, without copying the rest out (kairo mux's map[index]). The read is
+ * of the whole computed, as tether_state_get_path's is of the whole state:
+ * recorded as a dependency even when the path names nothing.
+ * Errors: those of tether_computed_get and of tether_value_get_path
+ * (checked in that order, the pointer's syntax first); *out is untouched. */
+int tether_computed_get_path(tether_computed_t c, const char *pointer, tether_value_t **out);
+
 /* Typed readers of a computed; as tether_computed_get, plus TETHER_ETYPE
  * when the value has another type (get_double also reads an int). */
 int tether_computed_get_bool(tether_computed_t c, bool *out);

@@ -116,6 +116,19 @@ public func tether_computed_get(_ c: tether_computed_t, _ out: UnsafeMutablePoin
     return readComputed(c, "tether_computed_get") { v in out.pointee = newOwnedValue(v) }
 }
 
+@_cdecl("tether_computed_get_path")
+public func tether_computed_get_path(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
+                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out else { return fail(.invalidArgument, "tether_computed_get_path: out is NULL") }
+    let jsonPath: JSONPointer
+    do { jsonPath = try pointer(path) } catch {
+        return fail(TetherError(error.code, "tether_computed_get_path(computed \(hex(c.id))): \(error.message)"))
+    }
+    return readComputed(c, "tether_computed_get_path", { (graph, id, tracked) throws(TetherError) in
+        try graph.readComputed(id, at: jsonPath, tracked: tracked)
+    }) { v in out.pointee = newOwnedValue(v) }
+}
+
 @_cdecl("tether_computed_get_bool")
 public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_computed_get_bool: out is NULL") }

@@ -5,11 +5,11 @@
  *  mux      (js-reactivity-benchmark benches/kairo/mux.ts): 100 signals ->
  *           one computed building a new map {index: value} (a Tether
  *           object with members "0".."99") -> 100 computeds map[index]
- *           (tether_computed_get + tether_value_get_path "/index") -> 100
+ *           (tether_computed_get_path "/index") -> 100
  *           computeds +1 -> 100 effects.
  *  molBench (benches/kairo/molBench.ts, the $mol_wire benchmark): D is a
  *           new array of 5 objects {x: ...} (a Tether array of objects),
- *           read by E, F and G through tether_value_get_path ("/0/x").
+ *           read by E, F and G through tether_computed_get_path ("/0/x").
  *
  * The map / array is built straight into the computed's result slot: it is
  * assigned an empty object (array) kept from the build, then filled with
