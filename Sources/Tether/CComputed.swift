@@ -65,42 +65,28 @@ private func readComputed<T>(_ c: tether_computed_t, _ fn: StaticString,
         // this thread already holds the delivery lock, and the frame running
         // the callback keeps the runtime alive.
         if DeliveryContext.isDelivering(runtime.id) {
-            return readComputedNested(runtime, c, fn, read, body)
+            return readComputedLocked(runtime, ownsDelivery: false, c, fn, read, body)
         }
         // An outermost read may run compute callbacks: pinned.
-        return runtime.pinned { readComputedLocked(runtime, c, fn, read, body) }
+        return runtime.pinned {
+            guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
+            return readComputedLocked(runtime, ownsDelivery: owns, c, fn, read, body)
+        }
     }
 }
 
-/// `readComputed` from inside a callback of the runtime, lock held: the read
-/// is a dependency when a compute, effect or tracking is being evaluated.
+/// `readComputed` with the runtime's lock and the delivery lock held (taken
+/// here when `ownsDelivery`). Not owning it means the read is inside a
+/// callback of the runtime: a dependency when something is being evaluated.
 @inline(__always)
-private func readComputedNested<T>(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
+private func readComputedLocked<T>(_ runtime: Runtime, ownsDelivery owns: Bool, _ c: tether_computed_t,
+                                   _ fn: StaticString,
                                    _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T,
                                    _ body: (T) throws(TetherError) -> Void) -> Int32 {
     let graph = runtime.graph
     let value: T
     do throws(TetherError) {
-        value = try read(graph, HandleCodec.derivedID(c.id), graph.isEvaluating)
-    } catch {
-        runtime.leaveEvaluation(ownsDelivery: false)
-        return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
-    }
-    runtime.leaveEvaluation(ownsDelivery: false)
-    do throws(TetherError) { try body(value) } catch { return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)")) }
-    return 0
-}
-
-/// `readComputed` with the runtime found and its lock held.
-@inline(__always)
-private func readComputedLocked<T>(_ runtime: Runtime, _ c: tether_computed_t, _ fn: StaticString,
-                                   _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T,
-                                   _ body: (T) throws(TetherError) -> Void) -> Int32 {
-    guard let owns = runtime.enterEvaluation() else { return staleHandle("computed", c.id) }
-    let value: T
-    do throws(TetherError) {
-        let tracked = runtime.graph.isEvaluating && !owns
-        value = try read(runtime.graph, HandleCodec.derivedID(c.id), tracked)
+        value = try read(graph, HandleCodec.derivedID(c.id), graph.isEvaluating && !owns)
     } catch {
         runtime.leaveEvaluation(ownsDelivery: owns)
         return fail(TetherError(error.code, "\(fn)(computed \(hex(c.id))): \(error.message)"))
