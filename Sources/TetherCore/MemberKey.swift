@@ -13,7 +13,7 @@
 /// table's seed (its storage address) is mixed in, but not cryptographically.
 /// Member names come from the program that owns the runtime, not from a
 /// network peer.
-public struct MemberKey: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct MemberKey: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let string: String
     /// The bytes' mix, computed once: a lookup hashes its key and compares
     /// it with the keys in its bucket, and a different mix rejects at once.
@@ -22,7 +22,7 @@ public struct MemberKey: Hashable, Sendable, Comparable, CustomStringConvertible
     @inlinable
     public init(_ string: String) {
         self.string = string
-        bytesHash = MemberKey.mix(of: string, seed: 0)
+        bytesHash = MemberKey.mix(of: string)
     }
 
     public init(stringLiteral value: String) { self.init(value) }
@@ -57,11 +57,6 @@ public struct MemberKey: Hashable, Sendable, Comparable, CustomStringConvertible
         return true
     }
 
-    /// Byte order of the UTF-8 (that is, code point order).
-    public static func < (lhs: MemberKey, rhs: MemberKey) -> Bool {
-        lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
-    }
-
     public func hash(into hasher: inout Hasher) {
         hasher.combine(bytesHash)
     }
@@ -89,14 +84,14 @@ public struct MemberKey: Hashable, Sendable, Comparable, CustomStringConvertible
     /// 64-bit multiply-xorshift over the bytes, eight at a time, with
     /// murmur3's finalizer so the low bits (the bucket) depend on every byte.
     @usableFromInline
-    static func mix(of string: String, seed: Int) -> Int {
-        string.utf8.withContiguousStorageIfAvailable { mix(of: $0, seed: seed) }
-            ?? Array(string.utf8).withUnsafeBufferPointer { mix(of: $0, seed: seed) }
+    static func mix(of string: String) -> Int {
+        string.utf8.withContiguousStorageIfAvailable { mix(of: $0) }
+            ?? Array(string.utf8).withUnsafeBufferPointer { mix(of: $0) }
     }
 
-    private static func mix(of bytes: UnsafeBufferPointer<UInt8>, seed: Int) -> Int {
+    private static func mix(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let n = bytes.count
-        var h = UInt64(truncatingIfNeeded: seed) ^ (UInt64(n) &* 0x9E37_79B9_7F4A_7C15)
+        var h = UInt64(n) &* 0x9E37_79B9_7F4A_7C15
         var i = 0
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
