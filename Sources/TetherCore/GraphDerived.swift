@@ -259,10 +259,23 @@ extension Graph {
             }
         } else if derived[d].flags.contains(.failed) || !cachedValue(of: d, equals: result) {
             setError(d, nil)
-            swap(&derived[d].value, &result)  // no copy: result takes the old value away
+            // Moved in, not copied; a scalar it replaces has nothing to
+            // release, so it is overwritten without Value's outlined destroy.
+            let slot = cachedValueSlot(d)
+            if case .other = slot.pointee.scalar {
+                slot.pointee = consume result
+            } else {
+                slot.initialize(to: consume result)
+            }
             derived[d].version = nextVersion
             nextVersion &+= 1
         }
+    }
+
+    /// Where node `d` keeps its cached value.
+    @inline(__always)
+    private func cachedValueSlot(_ d: Int) -> UnsafeMutablePointer<Value> {
+        derived.address(d, at: MemoryLayout<DerivedNode>.offset(of: \DerivedNode.value).unsafelyUnwrapped, as: Value.self)
     }
 
     /// Whether `d`'s cached value equals `new`. Scalars are compared where

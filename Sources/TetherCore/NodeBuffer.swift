@@ -46,6 +46,14 @@ struct NodeBuffer<Element> {
         return UnsafeRawPointer(base.unsafelyUnwrapped + i).load(fromByteOffset: offset, as: Unmanaged<T>?.self)
     }
 
+    /// The address of the field at `offset` in element `i`, for moving a
+    /// value in or out without a copy. Valid until the storage grows.
+    @inline(__always)
+    func address<T>(_ i: Int, at offset: Int, as: T.Type) -> UnsafeMutablePointer<T> {
+        assert(i >= 0 && i < count, "node index out of range")
+        return (UnsafeMutableRawPointer(base.unsafelyUnwrapped + i) + offset).assumingMemoryBound(to: T.self)
+    }
+
     mutating func append(_ element: consuming Element) {
         if count == capacity { grow() }
         (base! + count).initialize(to: element)
