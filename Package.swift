@@ -18,9 +18,6 @@ let package = Package(
     products: [
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-    ],
     targets: [
         .systemLibrary(
             name: "CLibUV",
@@ -30,7 +27,6 @@ let package = Package(
         .target(name: "CTether"),
         .target(
             name: "TetherCore",
-            dependencies: [.product(name: "OrderedCollections", package: "swift-collections")],
             swiftSettings: fastPaths
         ),
         // Swift 5 mode for the C face: it is all raw pointers and manual

@@ -54,6 +54,13 @@ func pointer(_ p: UnsafePointer<CChar>?, nullIsRoot: Bool = false) throws(Tether
     return try JSONPointer(parsingUTF8: UnsafeRawBufferPointer(start: p, count: strlen(p)))
 }
 
+/// A path for one read, checked but not parsed (`PointerText`); the bytes
+/// are the caller's, valid for the call.
+func pointerText(_ p: UnsafePointer<CChar>?) throws(TetherError) -> PointerText {
+    guard let p else { throw TetherError(.invalidArgument, "path is NULL (use \"\" for the whole value)") }
+    return try PointerText(validating: UnsafeRawBufferPointer(start: p, count: strlen(p)))
+}
+
 /// snprintf-style output: at most `size` bytes including a NUL terminator
 /// (when `terminate`), `len` gets the full length.
 func copyOut(_ bytes: UnsafeRawBufferPointer, _ buf: UnsafeMutableRawPointer?, _ size: Int,

@@ -106,8 +106,8 @@ public func tether_computed_get(_ c: tether_computed_t, _ out: UnsafeMutablePoin
 public func tether_computed_get_path(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
                                      _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_computed_get_path: out is NULL") }
-    let jsonPath: JSONPointer
-    do { jsonPath = try pointer(path) } catch {
+    let jsonPath: PointerText
+    do { jsonPath = try pointerText(path) } catch {
         return fail(TetherError(error.code, "tether_computed_get_path(computed \(hex(c.id))): \(error.message)"))
     }
     return readComputed(c, "tether_computed_get_path", { (graph, id, tracked) throws(TetherError) in

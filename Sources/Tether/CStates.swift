@@ -19,9 +19,9 @@ private func stateError(_ fn: StaticString, _ s: tether_state_t, _ error: Tether
 @inline(__always)
 private func readState(_ s: tether_state_t, _ fn: StaticString, at path: UnsafePointer<CChar>? = nil, usePath: Bool = false,
                        _ body: (Value) throws(TetherError) -> Void) -> Int32 {
-    var jsonPath: JSONPointer?
+    var jsonPath: PointerText?
     if usePath {
-        do { jsonPath = try pointer(path) } catch { return stateError(fn, s, error) }
+        do { jsonPath = try pointerText(path) } catch { return stateError(fn, s, error) }
     }
     return readState(s, fn, { (graph, id, tracked) throws(TetherError) in
         // Whole-value reads skip the path walk.

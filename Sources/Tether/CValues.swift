@@ -182,7 +182,7 @@ public func tether_value_get_path(_ v: OpaquePointer?, _ path: UnsafePointer<CCh
                                   _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let v else { return fail(.invalidArgument, "tether_value_get_path: value is NULL") }
     return produce(out, "tether_value_get_path") { () throws(TetherError) in
-        try valuePointer(v).pointee.value(at: try pointer(path))
+        try valuePointer(v).pointee.value(at: try pointerText(path))
     }
 }
 

@@ -79,7 +79,7 @@ extension Graph {
         if let parent = path.parent, case .array? = states[i].value.valueIfPresent(at: parent) {
             affected = parent
         }
-        try mutate(i, path: affected, round: round) { (v: inout Value) throws(TetherError) in
+        _ = try mutate(i, path: affected, round: round) { (v: inout Value) throws(TetherError) in
             try v.remove(at: path)
         }
     }

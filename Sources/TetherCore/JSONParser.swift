@@ -1,4 +1,3 @@
-import OrderedCollections
 
 /// Strict RFC 8259 JSON in: values from raw UTF-8 bytes.
 extension Value {
@@ -63,7 +62,7 @@ struct JSONParser {
     private struct Level {
         let isObject: Bool
         var elements: [Value] = []
-        var members: OrderedDictionary<MemberKey, Value> = [:]
+        var members = MemberTable()
         var key = ""
     }
 

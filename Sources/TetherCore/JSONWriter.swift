@@ -71,11 +71,10 @@ struct JSONWriter {
             newline(&out, depth: levels.count)
             levels[top].next = i + 1
             if levels[top].isObject {
-                let member = levels[top].object.members.elements[i]
-                Self.writeString(member.key.string, into: &out)
+                Self.writeString(levels[top].object.members.keys[i].string, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if pretty { out.append(UInt8(ascii: " ")) }
-                pending = member.value
+                pending = levels[top].object.members.values[i]
             } else {
                 pending = levels[top].elements[i]
             }

@@ -9,10 +9,9 @@
 /// `.string("e\u{301}")` were different values. Names are short, so a
 /// multiply-and-mix hash over their UTF-8 is a few instructions a byte.
 ///
-/// Not resistant to deliberately colliding names the way SipHash is: the
-/// table's seed (its storage address) is mixed in, but not cryptographically.
-/// Member names come from the program that owns the runtime, not from a
-/// network peer.
+/// Not resistant to deliberately colliding names the way SipHash is
+/// (`MemberTable` probes by this mix alone). Member names come from the
+/// program that owns the runtime, not from a network peer.
 public struct MemberKey: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let string: String
     /// The bytes' mix, computed once: a lookup hashes its key and compares
@@ -26,6 +25,12 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
     }
 
     public init(stringLiteral value: String) { self.init(value) }
+
+    /// A key with a chosen hash, so tests can make names collide.
+    init(_ string: String, forcingHash hash: Int) {
+        self.string = string
+        bytesHash = hash
+    }
 
     public var description: String { string }
 
@@ -46,6 +51,15 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
         }
         if let compared, let equal = compared { return equal }
         return a.elementsEqual(b)
+    }
+
+    /// `sameBytes` against a name given as bytes (a C string's).
+    @usableFromInline @inline(never)
+    static func sameBytes(_ x: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let a = x.utf8
+        guard a.count == bytes.count else { return false }
+        if let equal = a.withContiguousStorageIfAvailable({ MemberKey.same($0, bytes) }) { return equal }
+        return a.elementsEqual(bytes)
     }
 
     private static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -89,7 +103,7 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
             ?? Array(string.utf8).withUnsafeBufferPointer { mix(of: $0) }
     }
 
-    private static func mix(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    static func mix(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let n = bytes.count
         var h = UInt64(n) &* 0x9E37_79B9_7F4A_7C15
         var i = 0

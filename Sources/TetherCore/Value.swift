@@ -1,5 +1,3 @@
-import OrderedCollections
-
 /// A Tether value: what a state holds. Structural equality; JSON in and out.
 ///
 /// Scalars are stored inline (no allocation to write an int or a double);
@@ -14,7 +12,7 @@ public enum Value: Sendable {
     case bytes([UInt8])
     case array([Value])
     // One reference (ValueObject keeps its members in a class, copied on
-    // write): an ordered dictionary inline is 24 bytes, which made every
+    // write): a member table inline is 24 bytes, which made every
     // Value (and every state node) 8 bytes bigger than the rest needs.
     case object(ValueObject)
 
@@ -94,13 +92,13 @@ extension Value: Equatable {
 public struct ValueObject: Sendable, Equatable {
     private final class Storage: @unchecked Sendable {
         // Mutated only through `members`' _modify, after a uniqueness check.
-        var members: OrderedDictionary<MemberKey, Value>
-        init(_ members: OrderedDictionary<MemberKey, Value>) { self.members = members }
+        var members: MemberTable
+        init(_ members: MemberTable) { self.members = members }
     }
 
     private var storage: Storage
 
-    public var members: OrderedDictionary<MemberKey, Value> {
+    public var members: MemberTable {
         _read { yield storage.members }
         _modify {
             if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.members) }
@@ -108,8 +106,8 @@ public struct ValueObject: Sendable, Equatable {
         }
     }
 
-    public init() { storage = Storage([:]) }
-    public init(_ members: OrderedDictionary<MemberKey, Value>) { storage = Storage(members) }
+    public init() { storage = Storage(MemberTable()) }
+    public init(_ members: MemberTable) { storage = Storage(members) }
 
     public var count: Int { members.count }
 

@@ -67,7 +67,7 @@ extension Value {
         let outcome: Result<Value, PathFailure> = withParent(of: tokens) { parent in
             if var object = parent.takeObject() {
                 defer { parent = .object(object) }
-                guard let i = object.members.index(forKey: MemberKey(last)) else {
+                guard let i = object.members.position(of: MemberKey(last)) else {
                     return .failure(PathFailure(.noMember, depth: leafDepth))
                 }
                 return .success(object.members.remove(at: i).value)
@@ -143,13 +143,12 @@ extension Value {
         walk: for depth in 0..<(tokens.count - 1) {
             let token = tokens[depth]
             if var object = current.takeObject() {
-                guard let i = object.members.index(forKey: MemberKey(token)) else {
+                guard let i = object.members.position(of: MemberKey(token)) else {
                     current = .object(object)
                     outcome = .failure(PathFailure(.noMember, depth: depth))
                     break walk
                 }
-                current = object.members.values[i]
-                object.members.values[i] = .null
+                current = object.members.swapValue(.null, at: i)
                 detached.append(.object(object, index: i))
             } else if var array = current.takeArray() {
                 switch ArrayIndex(token) {
@@ -173,7 +172,7 @@ extension Value {
         while let level = detached.popLast() {
             switch consume level {
             case .object(var object, let i):
-                object.members.values[i] = current
+                object.members.swapValue(current, at: i)
                 current = .object(object)
             case .array(var array, let i):
                 array[i] = current
@@ -192,13 +191,17 @@ enum ArrayIndex {
     case invalid
 
     init(_ token: String) {
+        self.init(utf8: token.utf8)
+    }
+
+    init<Bytes: Collection<UInt8>>(utf8 token: Bytes) {
         var n = 0
         var saturated = false
         var count = 0
         var first: UInt8 = 0
-        for b in token.utf8 {
+        for b in token {
             guard b >= UInt8(ascii: "0"), b <= UInt8(ascii: "9") else {
-                self = token == "-" ? .end : .invalid
+                self = token.count == 1 && b == UInt8(ascii: "-") ? .end : .invalid
                 return
             }
             if count == 0 { first = b }

@@ -1,4 +1,3 @@
-import OrderedCollections
 import Testing
 import TetherCore
 
@@ -81,7 +80,7 @@ import TetherCore
 
     @Test func nestedStructuresCompareDeeply() {
         func doc(_ leaf: Value, swapped: Bool) -> Value {
-            let inner: OrderedDictionary<MemberKey, Value> = swapped
+            let inner: MemberTable = swapped
                 ? ["y": .array([leaf, .null]), "x": .string("s")]
                 : ["x": .string("s"), "y": .array([leaf, .null])]
             return .object(ValueObject(["outer": .array([.object(ValueObject(inner)), .bytes([9])])]))
