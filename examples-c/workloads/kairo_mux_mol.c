@@ -172,12 +172,18 @@ static int mol_computed(wl_kairo_t *k, tether_compute_fn fn, wl_src_t *out) {
   return 0;
 }
 
+/* The message is formatted only for a mismatch: an snprintf per element on
+ * every iter() was 3.4% of an iteration's instructions (callgrind), work the
+ * other systems' checks do not do. */
 static int mol_check_res(wl_kairo_t *k, const char *when, const int64_t *want, int n) {
   int failed = 0, i;
   char what[96];
-  snprintf(what, sizeof what, "res length %s", when);
-  failed |= wl_expect_int(&k->report, what, n, k->n_res);
+  if (k->n_res != n) {
+    snprintf(what, sizeof what, "res length %s", when);
+    failed |= wl_expect_int(&k->report, what, n, k->n_res);
+  }
   for (i = 0; i < n && i < k->n_res && i < KAIRO_MOL_MAX_RES; i++) {
+    if (k->res[i] == want[i]) continue;
     snprintf(what, sizeof what, "res[%d] %s", i, when);
     failed |= wl_expect_int(&k->report, what, want[i], k->res[i]);
   }
