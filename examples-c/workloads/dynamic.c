@@ -68,7 +68,7 @@ static int dyn_compute(tether_value_t *result, void *user_data) {
     double drop_dex;
     WL_TRY(wl_read_double(n->inputs[0], &sum));
     drop = wl_js_bit0(sum);
-    drop_dex = fmod(sum, (double)tail);
+    drop_dex = wl_js_mod(sum, (double)tail);
     for (k = 0; k < tail; k++) {
       if (drop && (double)k == drop_dex) continue;
       WL_TRY(wl_read_double(n->inputs[k + 1], &v));

@@ -97,7 +97,23 @@ int wl_js_bit0(double x) {
   /* JS `x & 1`: ToInt32(x) & 1, i.e. the parity of trunc(x) (0 for NaN and
    * infinities; every double of magnitude >= 2^53 is even). */
   if (!isfinite(x)) return 0;
-  return fmod(trunc(x), 2.0) != 0.0;
+  return wl_js_mod(trunc(x), 2.0) != 0.0;
+}
+
+double wl_js_mod(double a, double b) {
+  /* Integers below 2^63 in magnitude: the int64 remainder is exact (its sign
+   * follows a, as fmod's does, down to fmod's -0.0 for a negative a) and
+   * costs a division instead of libm's fmod, which was 10% of the 6-100x15
+   * graph's instructions (callgrind). V8 takes the same path for small
+   * integers. */
+  if (a > -9.2e18 && a < 9.2e18 && b >= 1.0 && b < 9.2e18) {
+    int64_t ia = (int64_t)a, ib = (int64_t)b;
+    if ((double)ia == a && (double)ib == b) {
+      int64_t r = ia % ib;
+      return r == 0 && a < 0 ? -0.0 : (double)r;
+    }
+  }
+  return fmod(a, b);
 }
 
 /* ---- dynamic graphs: the model ------------------------------------------ */

@@ -436,5 +436,8 @@ int wl_dyn_shape(const wl_dyn_config_t *cfg, unsigned char *is_static, int *read
                  int *n_read);
 /* JS `x & 1` for a double x (ToInt32, then the low bit). */
 int wl_js_bit0(double x);
+/* JS `a % b` for doubles: C's fmod, exactly, with the integer fast path JS
+ * engines take. */
+double wl_js_mod(double a, double b);
 
 #endif /* TETHER_WORKLOADS_H */
