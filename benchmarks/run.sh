@@ -11,15 +11,25 @@
 #   benchmarks/swift-observation/ SwiftPM package, release build, scratch
 #                                 path .build-bench-observation
 #
-# Results: one JSON line per figure in .build-bench/results/<system>.jsonl,
-# each driver's progress and check messages in <system>.log; then
-# benchmarks/report.py writes docs/benchmarks.md and docs/benchmarks.png.
+# Rounds: every driver runs BENCH_ROUNDS times (default 2; 1 with
+# BENCH_QUICK), in alternating order (round 1: Tether first, round 2: Tether
+# last), and each figure is the better of its rounds. This VM's speed drifts
+# by tens of percent over minutes (the same binaries gave kairo mux 183 and
+# 298 ms in two runs an hour apart, the anchors moving alike), so one
+# window per system could hand one system a slow spell; alternating rounds
+# give every system two windows, at opposite ends of the run.
+#
+# Results: one JSON line per figure in .build-bench/results/<system>.r<N>.jsonl,
+# each driver's progress and check messages in <system>.r<N>.log; then
+# benchmarks/report.py merges the rounds and writes docs/benchmarks.md and
+# docs/benchmarks.png.
 #
 # Environment: CC (cc), CXX (g++), SWIFT (swift); BENCH_QUICK=1 runs small
 # sizes to check that everything builds and its checks pass (the report then
 # goes to .build-bench/benchmarks-quick.md, never to docs/); BENCH_ONLY
 # ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory")
-# and BENCH_SYSTEMS ("tether gobject qt swift") narrow the run.
+# and BENCH_SYSTEMS ("tether gobject qt swift") narrow the run; BENCH_ROUNDS
+# sets the number of rounds.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -34,6 +44,8 @@ cc=${CC:-cc}
 cxx=${CXX:-g++}
 swift=${SWIFT:-swift}
 systems=${BENCH_SYSTEMS:-tether gobject qt swift}
+if [ "${BENCH_QUICK:-}" = 1 ]; then rounds=${BENCH_ROUNDS:-1}; else rounds=${BENCH_ROUNDS:-2}; fi
+case "$rounds" in ''|*[!0-9]*|0) echo "bench: BENCH_ROUNDS must be a positive number, not '$rounds'"; exit 1 ;; esac
 lib="$root/.build/release/libtether.so"
 
 say() { echo "bench: $*"; }
@@ -101,25 +113,51 @@ fi
 
 # ---- run ----------------------------------------------------------------------
 
-run_driver() { # system executable
-  local sys=$1 exe=$2 rc t0 t1
+run_driver() { # system executable round
+  local sys=$1 exe=$2 round=$3 rc t0 t1
   [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] || return 0
-  say "running $sys"
+  say "running $sys (round $round of $rounds)"
   t0=$(date +%s)
-  "$exe" 2>&1 >"$res/$sys.jsonl" | tee "$res/$sys.log" >&2
+  "$exe" 2>&1 >"$res/$sys.r$round.jsonl" | tee "$res/$sys.r$round.log" >&2
   rc=${PIPESTATUS[0]}
   t1=$(date +%s)
   if [ "$rc" -eq 0 ]; then
-    status "$sys" "ran in $((t1 - t0)) s"
+    echo "$((t1 - t0)) s" >"$res/$sys.r$round.status"
   else
-    status "$sys" "ran in $((t1 - t0)) s; the driver exited with status $rc (figures before that are kept)"
+    echo "$((t1 - t0)) s, exit status $rc (figures before that are kept)" >"$res/$sys.r$round.status"
   fi
 }
 
-want_sys tether && run_driver tether "$bin/bench_tether"
-want_sys gobject && run_driver gobject "$bin/bench_gobject"
-want_sys qt && run_driver qt "$bin/bench_qt"
-want_sys swift && run_driver swift "$bin/bench_swift_observation"
+driver_of() {
+  case $1 in
+    tether) echo "$bin/bench_tether" ;;
+    gobject) echo "$bin/bench_gobject" ;;
+    qt) echo "$bin/bench_qt" ;;
+    swift) echo "$bin/bench_swift_observation" ;;
+  esac
+}
+
+for ((round = 1; round <= rounds; round++)); do
+  order="tether gobject qt swift"
+  ((round % 2 == 0)) && order="swift qt gobject tether"
+  for sys in $order; do
+    want_sys "$sys" && run_driver "$sys" "$(driver_of "$sys")" "$round"
+  done
+done
+
+# Each built system's status: its run time per round.
+for sys in tether gobject qt swift; do
+  [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] || continue
+  times=()
+  for ((round = 1; round <= rounds; round++)); do
+    times+=("$(cat "$res/$sys.r$round.status" 2>/dev/null || echo "not run")")
+  done
+  if ((rounds == 1)); then
+    status "$sys" "ran in ${times[0]}"
+  else
+    status "$sys" "ran in $(IFS=/; echo "${times[*]}" | sed 's|/| and |g') ($rounds rounds)"
+  fi
+done
 
 # ---- report -----------------------------------------------------------------
 
