@@ -1,4 +1,3 @@
-
 /// Strict RFC 8259 JSON in: values from raw UTF-8 bytes.
 extension Value {
     /// How deeply arrays and objects may nest in parsed JSON. Parsing itself

@@ -75,13 +75,6 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
         hasher.combine(bytesHash)
     }
 
-    /// What hashed collections use (a `Hashable` requirement with a default
-    /// that runs `Hasher`): the cached mix, re-mixed with the table's seed,
-    /// and no SipHash rounds.
-    public func _rawHashValue(seed: Int) -> Int {
-        MemberKey.finalize(UInt64(truncatingIfNeeded: bytesHash) ^ UInt64(truncatingIfNeeded: seed))
-    }
-
     /// murmur3's 64-bit finalizer: every input bit reaches the low bits,
     /// which pick the bucket.
     @usableFromInline

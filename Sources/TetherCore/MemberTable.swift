@@ -35,11 +35,6 @@ public struct MemberTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public var count: Int { keys.count }
     public var isEmpty: Bool { keys.isEmpty }
 
-    public mutating func reserveCapacity(_ n: Int) {
-        keys.reserveCapacity(n)
-        values.reserveCapacity(n)
-    }
-
     // MARK: Finding
 
     /// Where the member named `key` is, or nil.

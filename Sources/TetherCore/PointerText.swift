@@ -29,8 +29,11 @@ public struct PointerText {
 
     /// The pointer parsed, for escaped tokens and for error messages.
     public var pointer: JSONPointer {
-        // Validated by init, so parsing cannot fail.
-        (try? JSONPointer(parsingUTF8: bytes)) ?? .root
+        do throws(TetherError) {
+            return try JSONPointer(parsingUTF8: bytes)
+        } catch {
+            preconditionFailure("a pointer init(validating:) accepted does not parse: \(error)")
+        }
     }
 }
 
