@@ -22,8 +22,11 @@ public struct PointerText {
             }
             i += 1
         }
-        // The parser words the error (and would accept what this did not: a bug).
-        if !valid { _ = try JSONPointer(parsingUTF8: bytes) }
+        if !valid {
+            // The parser words the error.
+            _ = try JSONPointer(parsingUTF8: bytes)
+            preconditionFailure("JSONPointer accepted a pointer init(validating:) refused")
+        }
         hasEscapes = escapes
     }
 
