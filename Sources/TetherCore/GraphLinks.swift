@@ -30,19 +30,47 @@ extension Graph {
         trackMoved(dep, version: version, top: top, cursor: cursor)
     }
 
+    /// How far back `trackMoved` looks among this evaluation's links for a
+    /// source read already: far enough for reads that alternate between a
+    /// few sources, short enough to cost little when the source is new.
+    static let repeatWindow = 4
+
     @inline(never)
     private func trackMoved(_ dep: UInt32, version: UInt64, top: Int, cursor: UInt32) {
-        // Read twice in a row (a loop over one source): one edge is enough.
+        // The links before the cursor are this evaluation's reads. A source
+        // read again among the last few (a loop over one source, or reads
+        // alternating between two: kairo unstable reads head, c1, head, c1,
+        // ... 20 times) keeps its one edge. Without this, the alternation
+        // made a link per read and, once the branch switched, unlinked and
+        // relinked all 40 on every evaluation (profiled).
         let previous = cursor != noIndex ? links[Int(cursor)].prevDep : derived[top].lastDep
-        if previous != noIndex, links[Int(previous)].dep == dep {
-            links[Int(previous)].version = version
-            return
+        var seen = previous
+        var looked = 0
+        while seen != noIndex && looked < Graph.repeatWindow {
+            if links[Int(seen)].dep == dep {
+                links[Int(seen)].version = version
+                return
+            }
+            seen = links[Int(seen)].prevDep
+            looked += 1
         }
         let l = allocateLink(Link(dep: dep, sub: UInt32(top), version: version, prevDep: previous,
                                   nextDep: cursor, prevSub: noIndex, nextSub: noIndex))
         if previous != noIndex { links[Int(previous)].nextDep = l } else { derived[top].firstDep = l }
         if cursor != noIndex { links[Int(cursor)].prevDep = l } else { derived[top].lastDep = l }
         linkSubscriber(l, to: dep)
+    }
+
+    /// How many dependency edges node `d` holds (tests: reads repeated in
+    /// one evaluation keep one edge).
+    func dependencyCount(of id: DerivedID) -> Int {
+        var n = 0
+        var l = derived[Int(id.index)].firstDep
+        while l != noIndex {
+            n += 1
+            l = links[Int(l)].nextDep
+        }
+        return n
     }
 
     private func allocateLink(_ link: Link) -> UInt32 {
