@@ -166,7 +166,8 @@ int tether_value_new_object(tether_value_t **out);
 
 /* Parses RFC 8259 JSON (len bytes, or NUL-terminated when -1) into a new
  * owned value. Integers that fit int64 become TETHER_TYPE_INT, other numbers
- * TETHER_TYPE_DOUBLE. Errors: TETHER_EINVAL (NULL), TETHER_EJSON (malformed;
+ * TETHER_TYPE_DOUBLE. A member name given twice in one object keeps its first
+ * position and its last value. Errors: TETHER_EINVAL (NULL), TETHER_EJSON (malformed;
  * the message gives line, column and byte offset), also TETHER_EJSON when
  * arrays/objects nest deeper than 512. */
 int tether_value_from_json(const char *json, ptrdiff_t len, tether_value_t **out);
