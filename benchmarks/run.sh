@@ -148,15 +148,11 @@ done
 # Each built system's status: its run time per round.
 for sys in tether gobject qt swift; do
   [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] || continue
-  times=()
+  times=""
   for ((round = 1; round <= rounds; round++)); do
-    times+=("$(cat "$res/$sys.r$round.status" 2>/dev/null || echo "not run")")
+    times+="${times:+ and }$(cat "$res/$sys.r$round.status" 2>/dev/null || echo "not run")"
   done
-  if ((rounds == 1)); then
-    status "$sys" "ran in ${times[0]}"
-  else
-    status "$sys" "ran in $(IFS=/; echo "${times[*]}" | sed 's|/| and |g') ($rounds rounds)"
-  fi
+  if ((rounds == 1)); then status "$sys" "ran in $times"; else status "$sys" "ran in $times ($rounds rounds)"; fi
 done
 
 # ---- report -----------------------------------------------------------------
