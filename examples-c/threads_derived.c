@@ -12,9 +12,13 @@
  *  - after the writers are joined and tether_runtime_flush returns, the
  *    computed and both effects have seen the final sum;
  *  - tether_runtime_free with live computeds and effects from the main
- *    thread runs each destroy exactly once.
+ *    thread runs each destroy exactly once;
+ *  - a read from outside every callback of a computed that must be
+ *    recomputed waits while another thread is inside a callback, and then
+ *    computes (a computed that is up to date is read without waiting).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "check.h"
@@ -123,6 +127,95 @@ static void *reader(void *arg) {
   return NULL;
 }
 
+/* ---- an outside read of a stale computed waits for a running callback --- */
+
+static struct gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int armed;          /* the effect's next run holds the door */
+  int effect_running; /* inside that run */
+  int reader_going;   /* the reader is about to read the computed */
+  int computes;
+  int overlaps;       /* the compute ran while the effect was running */
+} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0};
+
+static tether_state_t gated_source;
+static tether_computed_t gated;
+
+static int gated_compute(tether_value_t *result, void *user_data) {
+  int64_t v = 0;
+  int rc;
+  (void)user_data;
+  pthread_mutex_lock(&gate.mu);
+  if (gate.effect_running) gate.overlaps++;
+  gate.computes++;
+  pthread_mutex_unlock(&gate.mu);
+  rc = tether_state_get_int(gated_source, &v);
+  return rc != TETHER_OK ? rc : tether_value_set_int(result, v);
+}
+
+/* A SYNC effect on the source: when armed, it lets the reader go and then
+ * stays inside for a while, giving a read that wrongly skipped the wait
+ * every chance to run the compute now. */
+static void gated_effect(tether_effect_t effect, void *user_data) {
+  int64_t v = 0;
+  (void)effect;
+  (void)user_data;
+  CHECK_OK(tether_state_get_int(gated_source, &v));
+  pthread_mutex_lock(&gate.mu);
+  if (!gate.armed) {
+    pthread_mutex_unlock(&gate.mu);
+    return;
+  }
+  gate.effect_running = 1;
+  pthread_cond_broadcast(&gate.cv);
+  while (!gate.reader_going) pthread_cond_wait(&gate.cv, &gate.mu);
+  pthread_mutex_unlock(&gate.mu);
+  for (int i = 0; i < 20000; i++) sched_yield();
+  pthread_mutex_lock(&gate.mu);
+  gate.effect_running = 0;
+  pthread_mutex_unlock(&gate.mu);
+}
+
+static void *gated_reader(void *arg) {
+  int64_t v = 0;
+  (void)arg;
+  pthread_mutex_lock(&gate.mu);
+  while (!gate.effect_running) pthread_cond_wait(&gate.cv, &gate.mu);
+  gate.reader_going = 1;
+  pthread_cond_broadcast(&gate.cv);
+  pthread_mutex_unlock(&gate.mu);
+  CHECK_OK(tether_computed_get_int(gated, &v)); /* stale: waits, then computes */
+  CHECK_INT_EQ(v, 1);
+  return NULL;
+}
+
+static void outside_read_waits_for_callbacks(void) {
+  tether_runtime_t rt;
+  tether_effect_t fx;
+  pthread_t reader_thread;
+  int64_t v = -1;
+
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &gated_source));
+  CHECK_OK(tether_computed_new(rt, gated_compute, NULL, NULL, &gated));
+  CHECK_OK(tether_computed_get_int(gated, &v)); /* computed once, now up to date */
+  CHECK_OK(tether_computed_get_int(gated, &v)); /* up to date: read without a call */
+  CHECK_INT_EQ(v, 0);
+  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, gated_effect, NULL, NULL, NULL, &fx));
+  CHECK(pthread_create(&reader_thread, NULL, gated_reader, NULL) == 0);
+  pthread_mutex_lock(&gate.mu);
+  gate.armed = 1;
+  pthread_mutex_unlock(&gate.mu);
+  CHECK_OK(tether_state_set_int(gated_source, 1)); /* the effect runs here, on this thread */
+  CHECK(pthread_join(reader_thread, NULL) == 0);
+  pthread_mutex_lock(&gate.mu);
+  CHECK_INT_EQ(gate.computes, 2);
+  CHECK_INT_EQ(gate.overlaps, 0);
+  pthread_mutex_unlock(&gate.mu);
+  CHECK_OK(tether_runtime_free(rt));
+}
+
 int main(void) {
   tether_runtime_t rt;
   tether_effect_t loop_effect, sync_effect;
@@ -164,5 +257,7 @@ int main(void) {
 
   CHECK_OK(tether_runtime_free(rt));
   CHECK_INT_EQ(shared.destroyed, 3);
+
+  outside_read_waits_for_callbacks();
   return check_report("threads_derived");
 }

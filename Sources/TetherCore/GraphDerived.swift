@@ -296,6 +296,15 @@ extension Graph {
                            as: DerivedBody.self)
     }
 
+    /// Whether `id` is a live computed whose cached value (or error) is
+    /// current: reading it runs no callback.
+    public func computedIsUpToDate(_ id: DerivedID) -> Bool {
+        let i = Int(id.index)
+        guard i < derived.count, id.generation != 0, derived[i].generation == id.generation,
+              derived[i].kind == .computed else { return false }
+        return derived[i].flags.isDisjoint(with: [.fresh, .stale, .computing, .disposed])
+    }
+
     /// Reads a computed, bringing it up to date first.
     public func readComputed(_ id: DerivedID, tracked: Bool = false) throws(TetherError) -> Value {
         derived[try upToDate(id, tracked: tracked)].value
