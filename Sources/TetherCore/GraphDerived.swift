@@ -310,13 +310,6 @@ extension Graph {
         derived[try upToDate(id, tracked: tracked)].value
     }
 
-    /// The part of a computed's value at `path`. The read (recorded when
-    /// `tracked`) is of the whole computed, as a state's path read is of the
-    /// whole state: it is recorded even when the path names nothing.
-    public func readComputed(_ id: DerivedID, at path: JSONPointer, tracked: Bool = false) throws(TetherError) -> Value {
-        try derived[try upToDate(id, tracked: tracked)].value.value(at: path)
-    }
-
     /// Brings a computed up to date and records the read; returns its index,
     /// or throws its cached error.
     @inline(__always)

@@ -61,8 +61,8 @@ extension Graph {
         linkSubscriber(l, to: dep)
     }
 
-    /// How many dependency edges node `d` holds (tests: reads repeated in
-    /// one evaluation keep one edge).
+    /// How many dependency edges the node `id` names holds (for tests:
+    /// reads repeated in one evaluation keep one edge).
     func dependencyCount(of id: DerivedID) -> Int {
         var n = 0
         var l = derived[Int(id.index)].firstDep

@@ -74,13 +74,16 @@ extension Value {
 }
 
 extension Graph {
+    /// `read(_:at:tracked:)` for pointer text.
     public func read(_ id: StateID, at path: PointerText, tracked: Bool = false) throws(TetherError) -> Value {
         let i = try resolve(id)
         if tracked { track(NodeRef.state(i), version: states[i].version) }
         return try states[i].value.value(at: path)
     }
 
-    /// `readComputed(_:at:tracked:)` for pointer text.
+    /// The part of a computed's value at `path`. The read (recorded when
+    /// `tracked`) is of the whole computed, as a state's path read is of the
+    /// whole state: it is recorded even when the path names nothing.
     public func readComputed(_ id: DerivedID, at path: PointerText, tracked: Bool = false) throws(TetherError) -> Value {
         try derived[try upToDate(id, tracked: tracked)].value.value(at: path)
     }
