@@ -4,10 +4,13 @@ import Foundation
 
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
 
-// libtether.so = the C face (Tether) over the reactive core (TetherCore).
-// The core has no C types so it can be tested and measured alone and reused by
-// the daemon; CTether exposes include/tether.h to Swift so the @_cdecl exports
-// are checked against the very types C programs see.
+// libtether.so = the C face (Tether) over the runtime (TetherRuntime) over the
+// reactive core (TetherCore). The core has no threads and no C types, so it
+// can be tested and measured alone; the runtime owns threads, the libuv loop,
+// delivery, transactions, scopes and lifetimes, and is the public Swift API
+// (Swift programs and tetherd use it); the C face only decodes arguments,
+// calls the runtime and encodes results. CTether exposes include/tether.h to
+// Swift so the @_cdecl exports are checked against the very types C sees.
 // The graph is only touched under its runtime's lock and never re-entered, so
 // Swift's dynamic exclusivity checks guard nothing here, yet they were a third
 // of a write's cost (profiled: swift_beginAccess/endAccess per array access).
@@ -17,6 +20,7 @@ let package = Package(
     name: "Tether",
     products: [
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
+        .library(name: "TetherRuntime", targets: ["TetherRuntime"]),
     ],
     targets: [
         .systemLibrary(
@@ -29,11 +33,17 @@ let package = Package(
             name: "TetherCore",
             swiftSettings: fastPaths
         ),
-        // Swift 5 mode for the C face: it is all raw pointers and manual
-        // locking, which strict concurrency checking cannot see into.
+        // Swift 5 mode for the runtime and the C face: raw pointers and
+        // manual locking, which strict concurrency checking cannot see into
+        // (the public Swift types say what is Sendable themselves).
+        .target(
+            name: "TetherRuntime",
+            dependencies: ["TetherCore", "CTether", "CLibUV"],
+            swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
+        ),
         .target(
             name: "Tether",
-            dependencies: ["TetherCore", "CTether", "CLibUV"],
+            dependencies: ["TetherRuntime", "TetherCore", "CTether", "CLibUV"],
             exclude: ["exports.map"],
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths,
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/Sources/Tether/exports.map"])]

@@ -1,5 +1,6 @@
 import CTether
 import TetherCore
+import TetherRuntime
 
 // State descriptors (include/tether.h, "Validation").
 
@@ -13,7 +14,7 @@ private let reasonCapacity = 512
 
 @_cdecl("tether_state_describe")
 public func tether_state_describe(_ s: tether_state_t, _ d: UnsafePointer<tether_state_descriptor_t>?) -> Int32 {
-    let fn = "tether_state_describe"
+    let fn: StaticString = "tether_state_describe"
     var descriptor: StateDescriptor?
     if let d {
         let c = d.pointee
@@ -55,26 +56,11 @@ public func tether_state_describe(_ s: tether_state_t, _ d: UnsafePointer<tether
         var name: String?
         if let n = c.name {
             do { if case let .string(text) = try stringValue(n, -1, "name") { name = text } } catch {
-                return fail(TetherError(error.code, "\(fn): \(error.message)"))
+                return fail(fn, error)
             }
         }
         descriptor = StateDescriptor(readOnly: c.flags & UInt32(TETHER_DESCRIBE_READ_ONLY) != 0,
                                      range: range, validator: validator, name: name)
     }
-    guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
-    if runtime.graph.validatingDepth > 0 && DeliveryContext.isDelivering(runtime.id) {
-        runtime.lock.unlock()
-        return fail(.busy, "\(fn)(state \(hex(s.id))): a validator must not change descriptors")
-    }
-    let h = HandleCodec.decode(s.id)
-    let replaced: Validator?
-    do {
-        replaced = try runtime.graph.describe(StateID(index: h.index, generation: h.generation), descriptor)
-    } catch {
-        runtime.lock.unlock()
-        return fail(TetherError(error.code, "\(fn)(state \(hex(s.id))): \(error.message)"))
-    }
-    runtime.lock.unlock()
-    replaced?.releaser.runRelease()
-    return 0
+    return call("tether_state_describe", .state, s.id) { () throws(TetherError) in try Runtimes.describe(s.id, descriptor) }
 }

@@ -1,6 +1,7 @@
 import CTether
 import Glibc
 import TetherCore
+import TetherRuntime
 
 // The observer functions of include/tether.h.
 
@@ -116,36 +117,15 @@ public func tether_observe(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _
     var code: Int32 = 0
     guard let observed = observeArguments("tether_observe", out, fn, flags, path, &code),
           let out, let fn else { return code }
-    guard let runtime = RuntimeTable.acquire(s.id, .state) else { return staleHandle("state", s.id) }
-    let sink = makeSink(slot: runtime.slotIndex, fn: fn, userData: userData, destroy: destroy,
-                        path: observed.isRoot ? nil : observed)
-    let h = HandleCodec.decode(s.id)
-    do {
-        let id = try runtime.graph.observe(StateID(index: h.index, generation: h.generation), path: observed,
-                                           options: ObserverOptions(rawValue: flags), sink: sink)
-        out.pointee = tether_observer_t(id: HandleCodec.observer(runtime.slotIndex, id))
-    } catch {
-        runtime.lock.unlock()
-        return fail(TetherError(error.code, "tether_observe(state \(hex(s.id))): \(error.message)"))
-        // The sink is dropped unreleased: on error the caller keeps user_data.
+    // On error the sink is dropped unreleased: the caller keeps user_data.
+    return call("tether_observe", .state, s.id) { () throws(TetherError) in
+        out.pointee = tether_observer_t(id: try Runtimes.observe(state: s.id, path: observed, options: ObserverOptions(rawValue: flags)) {
+            makeSink(slot: $0, fn: fn, userData: userData, destroy: destroy, path: observed.isRoot ? nil : observed)
+        })
     }
-    runtime.adopt(out.pointee.id)
-    runtime.deliverAfterChange()
-    return 0
 }
 
 @_cdecl("tether_observer_remove")
 public func tether_observer_remove(_ o: tether_observer_t) -> Int32 {
-    guard let runtime = RuntimeTable.acquire(o.id, .observer) else { return staleHandle("observer", o.id) }
-    let h = HandleCodec.decode(o.id)
-    let sink: ObserverSink?
-    do {
-        sink = try runtime.graph.removeObserver(ObserverID(index: h.index, generation: h.generation))
-    } catch {
-        runtime.lock.unlock()
-        return fail(TetherError(error.code, "tether_observer_remove(\(hex(o.id))): \(error.message)"))
-    }
-    runtime.lock.unlock()
-    sink?.runRelease()
-    return 0
+    call("tether_observer_remove", .observer, o.id) { () throws(TetherError) in try Runtimes.removeObserver(o.id) }
 }

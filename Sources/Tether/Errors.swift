@@ -1,8 +1,11 @@
 import CTether
 import TetherCore
+import TetherRuntime
 
-/// Records the message for tether_last_error() and returns the code.
-/// Kept out of line: messages are built only on the failure path.
+// Swift errors to C: a TETHER_E* code returned, and the message kept for
+// tether_last_error() on this thread. Kept out of line: messages are built
+// only on the failure path.
+
 @inline(never)
 func fail(_ error: TetherError) -> Int32 {
     var message = error.message
@@ -17,13 +20,35 @@ func fail(_ code: ErrorCode, _ message: String) -> Int32 {
     fail(TetherError(code, message))
 }
 
-/// The runtime of a handle is gone or the handle is of another kind.
+/// `error`, said by the C function `fn`.
 @inline(never)
-func staleHandle(_ what: String, _ id: UInt64) -> Int32 {
-    if tether_internal_take_wrong_thread() != 0 {
-        return fail(.wrongThread, "\(what) handle 0x\(String(id, radix: 16)) belongs to a TETHER_RUNTIME_SINGLE_THREAD runtime, which only the thread that created it may call")
-    }
-    return fail(.stale, "\(what) handle 0x\(String(id, radix: 16)) is stale: it was freed, its runtime was freed, or it never existed")
+func fail(_ fn: StaticString, _ error: TetherError) -> Int32 {
+    fail(TetherError(error.code, "\(fn): \(error.message)"))
 }
 
-func hex(_ id: UInt64) -> String { "0x" + String(id, radix: 16) }
+/// `error`, said by the C function `fn` about the object `id` of `kind`.
+@inline(never)
+func fail(_ fn: StaticString, _ kind: HandleKind, _ id: UInt64, _ error: TetherError) -> Int32 {
+    fail(TetherError(error.code, "\(fn)(\(kind.noun) \(hexHandle(id))): \(error.message)"))
+}
+
+/// Runs one call of the runtime for the C function `fn`: 0, or the error's
+/// code with its message (naming `fn` and the object) kept.
+@inline(__always)
+func call(_ fn: StaticString, _ kind: HandleKind, _ id: UInt64, _ body: () throws(TetherError) -> Void) -> Int32 {
+    do { try body() } catch { return fail(fn, kind, id, error) }
+    return 0
+}
+
+/// `call` for functions whose subject is not one object (constructors).
+@inline(__always)
+func call(_ fn: StaticString, _ body: () throws(TetherError) -> Void) -> Int32 {
+    do { try body() } catch { return fail(fn, error) }
+    return 0
+}
+
+/// The out-parameter check every function makes first.
+@inline(never)
+func nullOut(_ fn: StaticString, _ what: String = "out") -> Int32 {
+    fail(.invalidArgument, "\(fn): \(what) is NULL")
+}

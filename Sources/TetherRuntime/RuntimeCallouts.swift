@@ -1,7 +1,7 @@
 import CTether
 import TetherCore
 
-extension Runtime {
+extension Engine {
     /// Runs a user callback on behalf of a C call (a custom binding's set, a
     /// transform at bind time): without `lock`, holding the delivery lock
     /// (so never concurrently with other callbacks), marked as a callback of

@@ -3,7 +3,7 @@ import TetherCore
 
 /// One step of a projection: a JSON Pointer (members or elements), or an
 /// array index, which unlike the pointer "/3" requires an array.
-enum BindingStep {
+package enum BindingStep {
     case pointer(JSONPointer)
     case index(Int)
 }
@@ -12,7 +12,7 @@ enum BindingStep {
 /// a state binding names the state and the joined path directly, so it
 /// keeps working after the binding it was made from is freed, and observers
 /// of it are ordinary path observers of the state.
-final class BindingRecord {
+package final class BindingRecord {
     enum Source {
         /// $state, its projections, and the target of a transform binding.
         case state(StateID)
@@ -101,14 +101,14 @@ final class BindingRecord {
 /// share user_data, so destroy waits until neither can run: it runs when
 /// the last of these holds ends — the computed's body, the binding, each
 /// running call of set (a set that frees its own binding).
-final class CustomSetter {
+package final class CustomSetter {
     let set: tether_binding_set_fn?
     let userData: UnsafeMutableRawPointer?
     private let destroy: tether_destroy_fn?
     private let lock = Lock()
     private var holds = 2
 
-    init(set: tether_binding_set_fn?, userData: UnsafeMutableRawPointer?, destroy: tether_destroy_fn?) {
+    package init(set: tether_binding_set_fn?, userData: UnsafeMutableRawPointer?, destroy: tether_destroy_fn?) {
         self.set = set
         self.userData = userData
         self.destroy = destroy

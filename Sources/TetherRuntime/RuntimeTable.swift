@@ -7,14 +7,14 @@ import TetherCore
 /// runtime's graph lock: one lock per call on the hot path.
 final class RuntimeSlot {
     let lock = Lock()
-    var runtime: Runtime? {
+    var runtime: Engine? {
         didSet { fastRuntime = runtime.map { .passUnretained($0) } }
     }
     /// The same reference, read on the hot path without a refcount round
     /// trip: `runtime` keeps it alive, and it is only read under `lock`
     /// (or, for a single-threaded runtime, by its owner thread: the slot's
     /// owner is kept in tether_internal_slot_owners, atomically).
-    var fastRuntime: Unmanaged<Runtime>?
+    var fastRuntime: Unmanaged<Engine>?
     /// Outlives each runtime in the slot, so ids are never reissued by the next one.
     var generations = GenerationCounter()
 }
@@ -51,7 +51,7 @@ enum RuntimeTable {
     /// Finds the live runtime a handle names and returns it with its lock
     /// held, or nil (lock not held) when the handle is stale or of another kind.
     @inline(__always)
-    static func acquire(_ id: UInt64, _ kind: HandleKind) -> Runtime? {
+    static func acquire(_ id: UInt64, _ kind: HandleKind) -> Engine? {
         locked(id, kind)?.takeUnretainedValue()
     }
 
@@ -61,17 +61,26 @@ enum RuntimeTable {
     /// `stale` gives the result when the handle names no live runtime.
     @inline(__always)
     static func withAcquired(_ id: UInt64, _ kind: HandleKind, stale: () -> Int32,
-                             _ body: (Runtime) -> Int32) -> Int32 {
+                             _ body: (Engine) -> Int32) -> Int32 {
         guard let runtime = locked(id, kind) else { return stale() }
         return runtime._withUnsafeGuaranteedRef(body)
     }
 
+    /// `withAcquired` with a typed result, for the throwing lookups
+    /// (HandleLookup.swift).
     @inline(__always)
-    private static func locked(_ id: UInt64, _ kind: HandleKind) -> Unmanaged<Runtime>? {
+    static func withAcquiredResult<R>(_ id: UInt64, _ kind: HandleKind, stale: () -> TetherError,
+                                      _ body: (Engine) -> Result<R, TetherError>) -> Result<R, TetherError> {
+        guard let runtime = locked(id, kind) else { return .failure(stale()) }
+        return runtime._withUnsafeGuaranteedRef(body)
+    }
+
+    @inline(__always)
+    static func locked(_ id: UInt64, _ kind: HandleKind) -> Unmanaged<Engine>? {
         let h = HandleCodec.decode(id)
         guard h.kind == kind.rawValue, h.slot < HandleCodec.maxRuntimes else { return nil }
         guard let object = tether_internal_slot_object(Int32(h.slot)) else { return nil }
-        return Unmanaged<RuntimeSlot>.fromOpaque(object)._withUnsafeGuaranteedRef { slot -> Unmanaged<Runtime>? in
+        return Unmanaged<RuntimeSlot>.fromOpaque(object)._withUnsafeGuaranteedRef { slot -> Unmanaged<Engine>? in
             if tether_internal_slot_owner(Int32(h.slot)) != 0 { return lockedSingleThreaded(slot, h, kind) }
             slot.lock.lock()
             guard let runtime = slot.fastRuntime, live(runtime, h, kind) else {
@@ -84,7 +93,7 @@ enum RuntimeTable {
     }
 
     @inline(__always)
-    private static func live(_ runtime: Unmanaged<Runtime>, _ h: DecodedHandle, _ kind: HandleKind) -> Bool {
+    private static func live(_ runtime: Unmanaged<Engine>, _ h: DecodedHandle, _ kind: HandleKind) -> Bool {
         runtime._withUnsafeGuaranteedRef {
             !$0.dead && (kind != .runtime || (h.generation == $0.generation && h.index == 0))
         }
@@ -94,8 +103,8 @@ enum RuntimeTable {
     /// only on its owner thread (others get nil and TETHER_ETHREAD).
     @inline(__always)
     private static func lockedSingleThreaded(_ slot: RuntimeSlot, _ h: DecodedHandle,
-                                             _ kind: HandleKind) -> Unmanaged<Runtime>? {
-        guard tether_internal_slot_owner(Int32(h.slot)) == Runtime.currentThread else {
+                                             _ kind: HandleKind) -> Unmanaged<Engine>? {
+        guard tether_internal_slot_owner(Int32(h.slot)) == Engine.currentThread else {
             tether_internal_set_wrong_thread(1)
             return nil
         }

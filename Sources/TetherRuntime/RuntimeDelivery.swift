@@ -4,7 +4,7 @@ import TetherCore
 
 /// Running queued observer calls: by the writer for SYNC observers, by the
 /// loop thread for the rest, one thread at a time (`deliveryLock`).
-extension Runtime {
+extension Engine {
     /// Runs queued calls round by round until none are owed. The caller holds
     /// `deliveryLock` AND `lock`. Returns true with `lock` still held when it
     /// found nothing left (so the caller can publish "idle" atomically with
@@ -66,9 +66,9 @@ extension Runtime {
     /// RuntimeGraph's overrides).
     func installHooks() {
         let slot = slotIndex
-        graph.stateHandleText = { id in hex(HandleCodec.state(slot, id)) }
+        graph.stateHandleText = { id in hexHandle(HandleCodec.state(slot, id)) }
         graph.callbacksReady = { [unowned(unsafe) self] in
-            DeliveryContext.isDelivering(self.id) || self.deliveryOwner == Runtime.currentThread
+            DeliveryContext.isDelivering(self.id) || self.deliveryOwner == Engine.currentThread
         }
     }
 
@@ -192,16 +192,17 @@ extension Runtime {
         deliveryLock.unlock()
     }
 
-    /// tether_runtime_flush. Called with `lock` held; returns with it released.
-    func flush() -> Int32 {
+    /// Runtime.flush. Called with `lock` held; returns with it released.
+    func flushLocked() throws(TetherError) {
         if graph.batchDepth > 0 && (graph.hasLoopWork || graph.hasSyncWork) {
             lock.unlock()
-            return fail(.busy, "tether_runtime_flush called while a batch is open: the deliveries it waits for are held back until tether_batch_end")
+            throw TetherError(.busy, "flush called while a batch is open: the deliveries it waits for are held back until the batch ends")
         }
         if DeliveryContext.isDelivering(id) {
             let owed = graph.hasLoopWork
             lock.unlock()
-            return owed ? fail(.busy, "tether_runtime_flush called from inside a callback of the same runtime while loop deliveries are owed: it would wait on itself") : 0
+            if owed { throw TetherError(.busy, "flush called from inside a callback of the same runtime while loop deliveries are owed: it would wait on itself") }
+            return
         }
         let cuts = feedbackCuts
         if onLoopThread && mode != .thread {
@@ -220,11 +221,11 @@ extension Runtime {
         }
         if dead {
             lock.unlock()
-            return fail(.stale, "the runtime was freed while tether_runtime_flush waited")
+            throw TetherError(.stale, "the runtime was freed while flush waited")
         }
         let cut = feedbackCuts != cuts
         lock.unlock()
-        return cut ? fail(.feedbackLoop, "a feedback loop among callbacks was cut while flushing (max_rounds reached)") : 0
+        if cut { throw TetherError(.feedbackLoop, "a feedback loop among callbacks was cut while flushing (max_rounds reached)") }
     }
 
     /// The uv_async_t callback: the loop thread's only entry point.

@@ -11,7 +11,7 @@ import TetherCore
 /// here. `deliveryLock` is held by whichever thread is running callbacks, so
 /// callbacks never run concurrently; it is always taken before `lock`, never
 /// while holding it.
-final class Runtime {
+package final class Engine {
     enum Mode { case thread, host, external }
 
     let slot: RuntimeSlot
@@ -74,7 +74,7 @@ final class Runtime {
         self.slot = slot
         self.ownLock = ownLock
         lock = LockRef(ownLock ?? slot.lock)
-        owner = ownLock != nil ? Runtime.currentThread : 0
+        owner = ownLock != nil ? Engine.currentThread : 0
         deliveryLockOwner = Lock(disabled: ownLock != nil)
         deliveryLock = LockRef(deliveryLockOwner)
         self.slotIndex = slotIndex

@@ -11,7 +11,7 @@ enum WriteOutcome {
     case failed(TetherError)
 }
 
-extension Runtime {
+extension Engine {
     /// Entered with `lock` held (RuntimeTable.acquire); returns with it
     /// released. `check` runs first on the state's value as this thread
     /// sees it (index projections refuse to append with it).
@@ -84,7 +84,7 @@ extension Runtime {
             return .failed(TetherError(.stale, "the runtime was freed during the write"))
         }
         graph.cause = writeCause(nil)
-        if owns { deliveryOwner = Runtime.currentThread }
+        if owns { deliveryOwner = Engine.currentThread }
         let revision: UInt64
         do {
             revision = try apply(s, op, wantRevision, check)

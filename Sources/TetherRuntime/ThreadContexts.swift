@@ -21,10 +21,10 @@ final class ThreadContext {
 /// A transaction's info as C reads it: a stable tether_transaction_info_t
 /// with its own copy of the tag, freed when the last write or callback
 /// that carries it is done (the graph holds it in pending calls).
-final class TransactionMeta {
-    let info: UnsafeMutablePointer<tether_transaction_info_t>
+package final class TransactionMeta {
+    package let info: UnsafeMutablePointer<tether_transaction_info_t>
 
-    init(_ given: tether_transaction_info_t?) {
+    package init(_ given: tether_transaction_info_t?) {
         info = .allocate(capacity: 1)
         info.initialize(to: tether_transaction_info_t())
         if let given {
@@ -40,13 +40,13 @@ final class TransactionMeta {
     }
 
     /// The C view of a cause's metadata (nil for writes outside transactions).
-    static func info(of cause: Cause) -> UnsafePointer<tether_transaction_info_t>? {
+    package static func info(of cause: Cause) -> UnsafePointer<tether_transaction_info_t>? {
         guard let meta = cause.meta else { return nil }
         return UnsafePointer(unsafeDowncast(meta, to: TransactionMeta.self).info)
     }
 }
 
-extension Runtime {
+extension Engine {
     static var currentThread: UInt { UInt(pthread_self()) }
 
     /// This thread's context in this runtime, if it has one. `lock` held.
@@ -54,20 +54,20 @@ extension Runtime {
     @inline(__always)
     func threadContext() -> ThreadContext? {
         if tether_internal_get_contexts() == 0 { return nil }
-        return contexts[Runtime.currentThread]
+        return contexts[Engine.currentThread]
     }
 
     /// This thread's context, made if missing. `lock` held.
     func makeThreadContext() -> ThreadContext {
-        if let context = contexts[Runtime.currentThread] { return context }
+        if let context = contexts[Engine.currentThread] { return context }
         let context = ThreadContext()
-        contexts[Runtime.currentThread] = context
+        contexts[Engine.currentThread] = context
         return context
     }
 
     /// Forgets an empty context. `lock` held.
     func dropIfEmpty(_ context: ThreadContext) {
-        if context.isEmpty { contexts[Runtime.currentThread] = nil }
+        if context.isEmpty { contexts[Engine.currentThread] = nil }
     }
 
     /// This thread's innermost open transaction, if any. `lock` held.
@@ -88,7 +88,7 @@ extension Runtime {
     }
 }
 
-/// The counter behind Runtime.threadContext's fast path.
+/// The counter behind Engine.threadContext's fast path.
 enum ContextCounter {
     static func increment() { tether_internal_set_contexts(tether_internal_get_contexts() + 1) }
     static func decrement() {

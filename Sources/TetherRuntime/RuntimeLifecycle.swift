@@ -4,9 +4,9 @@ import Glibc
 import TetherCore
 
 /// Creating and tearing down runtimes and their loops.
-extension Runtime {
+extension Engine {
     static func create(mode: Mode, externalLoop: UnsafeMutablePointer<uv_loop_t>?,
-                       maxRounds: UInt32, singleThread: Bool) throws(TetherError) -> Runtime {
+                       maxRounds: UInt32, singleThread: Bool) throws(TetherError) -> Engine {
         guard let slotIndex = RuntimeTable.allocate() else {
             throw TetherError(.noMemory, "too many runtimes alive at once (limit \(HandleCodec.maxRuntimes))")
         }
@@ -33,7 +33,7 @@ extension Runtime {
                 throw uvError("uv_loop_init", rc)
             }
         }
-        let runtime = Runtime(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
+        let runtime = Engine(slot: slot, slotIndex: slotIndex, generation: generation, mode: mode,
                               graph: graph, loop: loop, ownsLoop: externalLoop == nil,
                               ownLock: ownLock)
         runtime.installHooks()
@@ -56,7 +56,7 @@ extension Runtime {
 
     private func startLoop() throws(TetherError) {
         let rc = uv_async_init(loop, async, { handle in
-            Unmanaged<Runtime>.fromOpaque(handle!.pointee.data).takeUnretainedValue().loopWoke()
+            Unmanaged<Engine>.fromOpaque(handle!.pointee.data).takeUnretainedValue().loopWoke()
         })
         guard rc == 0 else {
             async.deallocate()
@@ -77,11 +77,11 @@ extension Runtime {
         guard mode == .thread else { return }
         let arg = Unmanaged.passRetained(self).toOpaque()
         let trc = uv_thread_create(&thread, { arg in
-            let runtime = Unmanaged<Runtime>.fromOpaque(arg!).takeRetainedValue()
+            let runtime = Unmanaged<Engine>.fromOpaque(arg!).takeRetainedValue()
             runtime.runLoopThread()
         }, arg)
         guard trc == 0 else {
-            Unmanaged<Runtime>.fromOpaque(arg).release()
+            Unmanaged<Engine>.fromOpaque(arg).release()
             asyncClosing = true
             uv_close(UnsafeMutableRawPointer(async).assumingMemoryBound(to: uv_handle_t.self), asyncClosed)
             uv_run(loop, UV_RUN_NOWAIT)
@@ -200,7 +200,7 @@ extension Runtime {
 private let asyncClosed: @convention(c) (UnsafeMutablePointer<uv_handle_t>?) -> Void = { handle in
     guard let handle else { return }
     if let data = handle.pointee.data {
-        Unmanaged<Runtime>.fromOpaque(data).release()
+        Unmanaged<Engine>.fromOpaque(data).release()
     }
     UnsafeMutableRawPointer(handle).deallocate()
 }
