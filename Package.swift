@@ -49,5 +49,10 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/Sources/Tether/exports.map"])]
         ),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
+        // A short Swift program that teaches the Swift API (`swift run tether-swift-example`).
+        .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime"]),
+        // The Swift API's tests; they link the C face too, to prove that C
+        // and Swift share one runtime in one process.
+        .testTarget(name: "TetherRuntimeTests", dependencies: ["TetherRuntime", "Tether", "CTether"]),
     ]
 )

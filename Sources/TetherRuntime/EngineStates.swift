@@ -78,6 +78,7 @@ extension Runtimes {
     /// Written out rather than through a generic helper: the C face calls
     /// it across a module boundary, where a generic with closures stays
     /// unspecialized (profiled: 129 -> 244 instructions per get).
+    @inlinable @inline(__always)
     package static func readScalar(state s: UInt64) throws(TetherError) -> ScalarValue {
         try borrowingLocked(s, .state) { (engine) throws(TetherError) -> ScalarValue in
             // Inside a compute callback or effect of this runtime the read is a dependency.
@@ -90,6 +91,7 @@ extension Runtimes {
 
     /// Applies (or, inside a transaction, stages) a write through the one
     /// write path (RuntimeWrites.swift): SYNC observers have run when it returns.
+    @inlinable @inline(__always)
     package static func writeState(_ s: UInt64, _ op: WriteOp) throws(TetherError) {
         guard let borrowed = RuntimeTable.locked(s, .state) else { throw staleError(.state, s) }
         // The error leaves through a local: a closure returning the outcome

@@ -19,7 +19,20 @@ extension Runtimes {
     @inline(__always)
     package static func withAcquired<R>(_ id: UInt64, _ kind: HandleKind,
                                         _ body: (Engine) -> Result<R, TetherError>) throws(TetherError) -> R {
-        try RuntimeTable.withAcquiredResult(id, kind, stale: { staleError(kind, id) }, body).get()
+        guard let borrowed = RuntimeTable.locked(id, kind) else { throw staleError(kind, id) }
+        // The error leaves through a local: a closure returning a Result to
+        // the caller stayed out of line (profiled).
+        var failure: TetherError?
+        let value: R? = borrowed._withUnsafeGuaranteedRef { engine in
+            switch body(engine) {
+            case let .success(value): return value
+            case let .failure(error):
+                failure = error
+                return nil
+            }
+        }
+        if let value { return value }
+        throw failure!
     }
 }
 

@@ -66,15 +66,6 @@ enum RuntimeTable {
         return runtime._withUnsafeGuaranteedRef(body)
     }
 
-    /// `withAcquired` with a typed result, for the throwing lookups
-    /// (HandleLookup.swift).
-    @inline(__always)
-    static func withAcquiredResult<R>(_ id: UInt64, _ kind: HandleKind, stale: () -> TetherError,
-                                      _ body: (Engine) -> Result<R, TetherError>) -> Result<R, TetherError> {
-        guard let runtime = locked(id, kind) else { return .failure(stale()) }
-        return runtime._withUnsafeGuaranteedRef(body)
-    }
-
     @inline(__always)
     static func locked(_ id: UInt64, _ kind: HandleKind) -> Unmanaged<Engine>? {
         let h = HandleCodec.decode(id)

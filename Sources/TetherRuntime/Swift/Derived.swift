@@ -1,0 +1,111 @@
+/// A computed value: a cached, lazy, glitch-free function of what it reads
+/// (a computed property read in a view's `body`). It is evaluated on first
+/// read and again only after something it read changed; an equal result
+/// wakes nothing downstream. A thrown error is cached until a dependency
+/// changes and thrown to every reader.
+///
+///     let greeting = rt.computed { "Hello, \(name.wrappedValue)" }
+public final class Computed<T: Codable>: @unchecked Sendable {
+    /// The `id` of the C `tether_computed_t` naming it.
+    public let handle: UInt64
+
+    init(handle: UInt64) {
+        self.handle = handle
+    }
+
+    deinit { try? Runtimes.freeDerived(handle, .computed) }
+
+    /// The current result; an error from the compute closure traps with
+    /// its message (use `get()` to handle it).
+    public var value: T {
+        do { return try get() } catch { fatalError("tether: reading a computed: \(error.message)") }
+    }
+
+    public func get() throws(TetherError) -> T {
+        if Coding.isScalar(T.self),
+           let scalar = try Coding.decodeScalar(T.self, { () throws(TetherError) in try Runtimes.readComputedScalar(handle) }) {
+            return scalar
+        }
+        return try Coding.decode(T.self, from: Runtimes.readComputed(handle))
+    }
+
+    /// Calls `handler` when the result changes (evaluating it first).
+    public func observe(_ options: ObserveOptions = [], _ handler: @escaping (ValueChange<T>) -> Void) -> Observer {
+        do {
+            return Observer(handle: try Runtimes.observe(computed: handle, path: .root,
+                                                         options: ObserverOptions(rawValue: options.rawValue)) { _ in
+                ClosureSink<T>(handler)
+            })
+        } catch {
+            fatalError("tether: observing a computed: \(error.message)")
+        }
+    }
+}
+
+/// An effect: a closure re-run whenever something it read last time
+/// changed (a view's `body`). It is stopped when this object goes away or
+/// by `cancel()`.
+public final class Effect: @unchecked Sendable {
+    /// The `id` of the C `tether_effect_t` naming it.
+    public let handle: UInt64
+
+    init(handle: UInt64) {
+        self.handle = handle
+    }
+
+    deinit { cancel() }
+
+    /// Stops the effect: its cleanup runs (as a callback), then its
+    /// closures are released. Idempotent; safe from inside any callback.
+    public func cancel() {
+        try? Runtimes.freeDerived(handle, .effect)
+    }
+}
+
+extension Runtime {
+    /// A computed value of `compute`, which may read states, bindings and
+    /// other computeds (they become its dependencies) but must not write.
+    public func computed<T: Codable>(_ compute: @escaping () throws -> T) -> Computed<T> {
+        let body = DerivedBody(compute: { result in
+            do {
+                result = try Coding.encode(try compute())
+                return nil
+            } catch {
+                return TetherError.from(error)
+            }
+        })
+        do { return Computed(handle: try Runtimes.newComputed(in: handle, body: body)) } catch {
+            fatalError("tether: making a computed: \(error.message)")
+        }
+    }
+
+    /// An effect running `body` now (`.sync`: before this returns; else on
+    /// the loop thread) and again after anything it read changes.
+    /// `cleanup` runs before each re-run and when the effect stops.
+    public func effect(sync: Bool = false, cleanup: (() -> Void)? = nil,
+                       _ body: @escaping () -> Void) -> Effect {
+        let derived = DerivedBody(run: { _ in body() }, cleanup: cleanup)
+        do {
+            return Effect(handle: try Runtimes.newEffect(in: handle, sync: sync, body: derived, created: { _ in }))
+        } catch {
+            fatalError("tether: making an effect: \(error.message)")
+        }
+    }
+
+    /// `withObservationTracking`: runs `apply` now, recording what it
+    /// reads, and calls `onChange` once, the first time any of that
+    /// changes (on the loop thread, or inside the write with `sync`).
+    /// Returns what `apply` returned.
+    @discardableResult
+    public func withObservationTracking<R>(sync: Bool = false, _ apply: () throws -> R,
+                                           onChange: @escaping () -> Void) throws -> R {
+        var result: Result<R, any Error>?
+        let body = DerivedBody(run: { _ in onChange() })
+        try withoutActuallyEscaping(apply) { apply in
+            _ = try Runtimes.track(in: handle, sync: sync, body: body, created: { _ in }, apply: {
+                result = Result { try apply() }
+            })
+        }
+        return try result!.get()
+    }
+}

@@ -1,0 +1,48 @@
+// The SwiftUI state model, in a Swift program on Linux: `swift run tether-swift-example`.
+//
+// A profile editor: a state holding a Codable struct, a binding of one of
+// its members handed to a "child", a computed greeting, an observer of one
+// field, an effect that renders, and a transaction. Every callback here
+// runs on the runtime's loop thread; `flush()` waits for them (never sleep).
+import TetherRuntime
+
+struct Profile: Codable {
+    var name: String
+    var age: Int
+}
+
+/// A child "view" that edits only what it is handed: SwiftUI's `@Binding`.
+struct NameField {
+    @Binding var name: String
+    func type(_ text: String) { name = text }
+}
+
+let rt = try Runtime()                                   // its own loop thread
+let profile = rt.state(Profile(name: "Ada", age: 36))    // @State var profile
+let field = NameField(name: profile.binding(\.name))     // $profile.name
+let greeting = rt.computed { "Hello, \(profile.value.name) (\(profile.value.age))" }
+
+// onChange(of: profile.name): old and new value, and what caused it.
+let nameWatch = profile.observe(\.name) { change in
+    print("name: \(change.old ?? "-") -> \(change.new ?? "-")  [revision \(change.revision), \(change.transaction?.tag ?? "no transaction")]")
+}
+// A view's body: re-run when what it read changes.
+let render = rt.effect { print("render: \(greeting.value)") }
+try rt.flush()
+
+field.type("Grace")                                      // through the binding
+try rt.flush()
+
+try rt.transaction(tag: "birthday") {                    // one revision, observed once
+    profile.value.age += 1
+    profile.value.name = "Grace Hopper"
+}
+try rt.flush()
+
+// withObservationTracking: fires once, on the first change of what was read.
+let age = try rt.withObservationTracking({ profile.value.age }, onChange: { print("age changed (tracked once)") })
+print("tracked read: age \(age)")
+profile.value.age = 80
+try rt.flush()
+
+_ = (nameWatch, render)                                  // keep them until here

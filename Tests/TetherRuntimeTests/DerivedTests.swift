@@ -1,0 +1,157 @@
+import Testing
+@testable import TetherRuntime
+
+@Suite struct DerivedTests {
+    @Test func computedIsLazyCachedAndTracksDependencies() throws {
+        let rt = try Runtime()
+        let first = rt.state("Ada")
+        let last = rt.state("Lovelace")
+        let runs = Recorder<Int>()
+        let full = rt.computed { () -> String in
+            runs.append(1)
+            return "\(first.value) \(last.value)"
+        }
+        #expect(runs.count == 0)  // lazy
+        #expect(full.value == "Ada Lovelace")
+        #expect(full.value == "Ada Lovelace")
+        #expect(runs.count == 1)  // cached
+        last.value = "Byron"
+        #expect(full.value == "Ada Byron")
+        #expect(runs.count == 2)
+    }
+
+    @Test func equalResultsCutOffDownstream() throws {
+        let rt = try Runtime()
+        let n = rt.state(2)
+        let parity = rt.computed { n.value % 2 }
+        let downstream = Recorder<Int>()
+        let label = rt.computed { () -> String in
+            downstream.append(1)
+            return parity.value == 0 ? "even" : "odd"
+        }
+        #expect(label.value == "even")
+        n.value = 4
+        #expect(label.value == "even")
+        #expect(downstream.count == 1)
+    }
+
+    @Test func computedErrorsAreCachedAndThrown() throws {
+        struct Boom: Error {}
+        let rt = try Runtime()
+        let n = rt.state(0)
+        let inverse = rt.computed { () throws -> Double in
+            if n.value == 0 { throw TetherError(.outOfRange, "division by zero") }
+            return 1 / Double(n.value)
+        }
+        do {
+            _ = try inverse.get()
+            Issue.record("no error")
+        } catch {
+            #expect(error.code == .outOfRange)
+            #expect(error.message.contains("division by zero"))
+        }
+        n.value = 4
+        #expect(inverse.value == 0.25)
+        let other = rt.computed { () throws -> Int in throw Boom() }
+        #expect(throws: TetherError.self) { try other.get() }
+    }
+
+    @Test func computedWritingAStateIsRefused() throws {
+        let rt = try Runtime()
+        let s = rt.state(0)
+        let bad = rt.computed { () throws -> Int in
+            try s.set(1)
+            return 0
+        }
+        #expect(throws: TetherError.self) { try bad.get() }
+        #expect(s.value == 0)
+    }
+
+    @Test func cyclesAreErrors() throws {
+        let rt = try Runtime()
+        final class Box: @unchecked Sendable { var other: Computed<Int>? }
+        let box = Box()
+        let a = rt.computed { () throws -> Int in try (box.other?.get() ?? 0) + 1 }
+        let b = rt.computed { () throws -> Int in try a.get() + 1 }
+        box.other = b
+        #expect(throws: TetherError.self) { try a.get() }
+    }
+
+    @Test func observedComputed() throws {
+        let rt = try Runtime()
+        let n = rt.state(1)
+        let doubled = rt.computed { n.value * 2 }
+        let seen = Recorder<Int>()
+        let token = doubled.observe(.sync) { seen.append($0.new ?? -1) }
+        n.value = 5
+        #expect(seen.all == [10])
+        _ = token
+    }
+
+    @Test func effectsRerunAndCleanUp() throws {
+        let rt = try Runtime()
+        let n = rt.state(1)
+        let log = Recorder<String>()
+        let effect = rt.effect(sync: true, cleanup: { log.append("cleanup") }) {
+            log.append("run \(n.value)")
+        }
+        n.value = 2
+        effect.cancel()
+        n.value = 3
+        #expect(log.all == ["run 1", "cleanup", "run 2", "cleanup"])
+    }
+
+    @Test func loopEffectsRunOnFlush() throws {
+        let rt = try Runtime()
+        let n = rt.state(1)
+        let seen = Recorder<Int>()
+        let effect = rt.effect { seen.append(n.value) }
+        try rt.flush()
+        n.value = 2
+        n.value = 3
+        try rt.flush()
+        #expect(seen.all.first == 1)
+        #expect(seen.all.last == 3)
+        _ = effect
+    }
+
+    @Test func untrackedReadsAreNotDependencies() throws {
+        let rt = try Runtime()
+        let tracked = rt.state(1)
+        let ignored = rt.state(1)
+        let runs = Recorder<Int>()
+        let effect = rt.effect(sync: true) {
+            runs.append(tracked.value + rt.untracked { ignored.value })
+        }
+        ignored.value = 5
+        #expect(runs.all == [2])
+        tracked.value = 2
+        #expect(runs.all == [2, 7])
+        _ = effect
+    }
+
+    @Test func withObservationTrackingFiresOnce() throws {
+        let rt = try Runtime()
+        let s = rt.state(1)
+        let fired = Recorder<Int>()
+        let read = try rt.withObservationTracking(sync: true, { s.value * 100 }, onChange: { fired.append(1) })
+        #expect(read == 100)
+        s.value = 2
+        s.value = 3
+        #expect(fired.count == 1)
+    }
+
+    @Test func batchesHoldDeliveriesBack() throws {
+        let rt = try Runtime()
+        let s = rt.state(0)
+        let seen = Recorder<Int>()
+        let token = s.observe(.sync) { seen.append($0.new!) }
+        rt.batch {
+            s.value = 1
+            s.value = 2
+            #expect(seen.count == 0)
+        }
+        #expect(seen.all == [2])
+        _ = token
+    }
+}

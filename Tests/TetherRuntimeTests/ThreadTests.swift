@@ -1,0 +1,65 @@
+import Dispatch
+import Testing
+@testable import TetherRuntime
+
+@Suite struct ThreadTests {
+    @Test func writersOnManyThreadsCallbacksNeverOverlap() throws {
+        let rt = try Runtime()
+        let counter = rt.state(0)
+        let inside = Recorder<Int>()
+        let overlaps = Recorder<Int>()
+        let active = rt.state(0)  // only touched by callbacks: they never run concurrently
+        _ = active
+        final class Flag: @unchecked Sendable { var busy = false }
+        let flag = Flag()
+        let token = counter.observe(.sync) { _ in
+            if flag.busy { overlaps.append(1) }
+            flag.busy = true
+            inside.append(1)
+            flag.busy = false
+        }
+        let threads = 8, writes = 500
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for i in 1...writes {
+                counter.value = t * 100_000 + i  // every write changes the value
+            }
+        }
+        try rt.flush()
+        #expect(overlaps.count == 0)
+        #expect(inside.count > 0 && inside.count <= threads * writes)
+        _ = token
+    }
+
+    @Test func transactionsFromManyThreadsAreAtomic() throws {
+        let rt = try Runtime()
+        let a = rt.state(0)
+        let b = rt.state(0)
+        let torn = Recorder<Int>()
+        let check = rt.effect(sync: true) { if a.value != b.value { torn.append(1) } }
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 1...200 {
+                _ = try? rt.transaction { a.value = t * 1000 + i; b.value = t * 1000 + i }
+            }
+        }
+        try rt.flush()
+        #expect(torn.count == 0)
+        #expect(a.value == b.value)
+        _ = check
+    }
+
+    @Test func computedReadFromManyThreads() throws {
+        let rt = try Runtime()
+        let n = rt.state(1)
+        let square = rt.computed { n.value * n.value }
+        let wrong = Recorder<Int>()
+        DispatchQueue.concurrentPerform(iterations: 4) { t in
+            for i in 1...300 {
+                if t == 0 { n.value = i }
+                let s = square.value
+                let root = Int(Double(s).squareRoot())
+                if root * root != s { wrong.append(s) }
+            }
+        }
+        #expect(wrong.count == 0)
+    }
+}
