@@ -1,3 +1,5 @@
+// Handles.swift — generational ids of graph nodes (StateID, ObserverID, DerivedID) and the generation counter.
+
 /// Generational ids for graph nodes. The index addresses contiguous storage;
 /// the generation changes every time a slot is reused, so an id kept after
 /// its node was freed (or made up) is detected instead of aliasing a new node.
@@ -12,6 +14,15 @@ public struct StateID: Hashable, Sendable {
 }
 
 public struct ObserverID: Hashable, Sendable {
+    public var index: UInt32
+    public var generation: UInt32
+    public init(index: UInt32, generation: UInt32) {
+        self.index = index
+        self.generation = generation
+    }
+}
+
+public struct DerivedID: Hashable, Sendable {
     public var index: UInt32
     public var generation: UInt32
     public init(index: UInt32, generation: UInt32) {

@@ -1,3 +1,5 @@
+// NodeBuffer.swift — contiguous storage for the graph's nodes and links, addressed by index.
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
