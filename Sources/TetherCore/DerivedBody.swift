@@ -1,11 +1,4 @@
-// DerivedBody.swift — the callbacks behind computeds, effects and trackings (DerivedBody), and their kinds.
-
-/// The nodes that read: computed values, effects and one-shot trackings.
-/// Their node layout is `DerivedNode` (GraphNodes.swift); how they are kept
-/// up to date is Propagation.swift.
-public enum DerivedKind: UInt8, Sendable {
-    case computed, effect, tracking
-}
+// DerivedBody.swift — the callbacks behind computeds, effects and trackings (DerivedBody), and their ids.
 
 /// A C compute function: fills the value behind its first argument,
 /// returns 0 or an error code (`tether_compute_fn`).
@@ -86,5 +79,15 @@ open class DerivedBody {
             runCleanup()
         }
         runRelease()
+    }
+}
+
+/// A computed, effect or tracking handle (generational, as `StateID`).
+public struct DerivedID: Hashable, Sendable {
+    public var index: UInt32
+    public var generation: UInt32
+    public init(index: UInt32, generation: UInt32) {
+        self.index = index
+        self.generation = generation
     }
 }

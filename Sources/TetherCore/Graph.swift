@@ -9,8 +9,83 @@
 /// and queue them; the owner takes deliveries out (`takeBatch`) and calls
 /// them outside its lock, so a callback may call back into the graph.
 open class Graph {
-    // Node storage (layouts in GraphNodes.swift). The order of these stored
-    // properties is the object's layout: keep it.
+    /// 56 bytes: fields ordered so the 17-byte value is followed by the
+    /// one-byte flags and the four-byte fields pack behind it; the rarely
+    /// needed epoch base lives in `bases`; the subscriber list has no tail
+    /// and the free list reuses its head (benchmark target: at most 64
+    /// bytes per state, including the storage's growth slack).
+    struct StateNode {
+        var value: Value
+        var typeLocked: Bool
+        /// DescriptorFlags; details in `descriptors` (packs into padding).
+        var described: DescriptorFlags = []
+        var generation: UInt32       // 0 while the slot is free
+        var revision: UInt64
+        /// Changes when the value changes, and goes back to an earlier version
+        /// when the value goes back to what it was at the start of the current
+        /// delivery epoch (42 -> 0 -> 42 in one batch is no change to readers).
+        var version: UInt64 = 0
+        var firstObserver: UInt32    // intrusive list, registration order
+        var lastObserver: UInt32
+        /// Readers (computeds, effects, trackings): a Link list, newest
+        /// first (no tail index: 4 bytes per state; the order readers are
+        /// marked in does not matter, calls are sorted by registration).
+        /// While the slot is free (generation 0) it links the free slots.
+        var firstSub: UInt32 = noIndex
+        /// Index into `bases`, or noIndex: made the first time a state with
+        /// readers is written.
+        var base: UInt32 = noIndex
+
+        init(value: Value, typeLocked: Bool, generation: UInt32, revision: UInt64) {
+            self.value = value
+            self.typeLocked = typeLocked
+            self.generation = generation
+            self.revision = revision
+            firstObserver = noIndex
+            lastObserver = noIndex
+        }
+
+        /// The next free slot, while this one is free.
+        var nextFree: UInt32 {
+            get { firstSub }
+            set { firstSub = newValue }
+        }
+    }
+
+    /// What a state was at the start of the current epoch, for the version
+    /// revert above.
+    struct StateBase {
+        var epoch: UInt64
+        var version: UInt64
+        var value: Value
+        var nextFree: UInt32
+    }
+
+    struct ObserverRecord {
+        var generation: UInt32
+        var target: UInt32           // NodeRef: a state or a computed
+        var prev: UInt32
+        var next: UInt32
+        var nextFree: UInt32
+        var options: ObserverOptions
+        var path: JSONPointer?       // nil observes the whole value
+        var sequence: UInt64         // registration order, the delivery order
+        var sink: ObserverSink?
+        // Pending delivery (coalesced): first old value, latest revision.
+        var pending: Bool
+        var pendingInitial: Bool
+        var pendingOld: Value?
+        var pendingRevision: UInt64
+        var pendingRound: UInt32
+        // Calls in flight; a removal during a call defers the release to its end.
+        var running: UInt32
+        var removed: Bool
+        /// The cause of the latest pending write (see `Cause`).
+        var pendingMeta: AnyObject? = nil
+        var pendingWave: UInt64 = 0
+    }
+
+    // Node storage (the layouts of derived nodes and links: GraphNodes.swift).
     var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
     var derived = NodeBuffer<DerivedNode>()

@@ -1,88 +1,17 @@
-// GraphNodes.swift — storage layouts of nodes and links, and the in-place field accessors of the hot paths.
+// GraphNodes.swift — layouts of derived nodes and links, and the in-place field accessors of the hot paths.
 
 // Every node and link is a struct in a `NodeBuffer` (contiguous storage,
 // addressed by index; NodeBuffer.swift), linked to others by UInt32
-// indexes with `noIndex` for none. Sizes matter: GraphTests holds a state
-// node to at most 56 bytes and a derived node to 112, for cache behaviour on
-// graphs of a million states (docs/performance.md).
-
-extension Graph {
-    /// 56 bytes: fields ordered so the 17-byte value is followed by the
-    /// one-byte flags and the four-byte fields pack behind it; the rarely
-    /// needed epoch base lives in `bases`; the subscriber list has no tail
-    /// and the free list reuses its head (benchmark target: at most 64
-    /// bytes per state, including the storage's growth slack).
-    struct StateNode {
-        var value: Value
-        var typeLocked: Bool
-        /// DescriptorFlags; details in `descriptors` (packs into padding).
-        var described: DescriptorFlags = []
-        var generation: UInt32       // 0 while the slot is free
-        var revision: UInt64
-        /// Changes when the value changes, and goes back to an earlier version
-        /// when the value goes back to what it was at the start of the current
-        /// delivery epoch (42 -> 0 -> 42 in one batch is no change to readers).
-        var version: UInt64 = 0
-        var firstObserver: UInt32    // intrusive list, registration order
-        var lastObserver: UInt32
-        /// Readers (computeds, effects, trackings): a Link list, newest
-        /// first (no tail index: 4 bytes per state; the order readers are
-        /// marked in does not matter, calls are sorted by registration).
-        /// While the slot is free (generation 0) it links the free slots.
-        var firstSub: UInt32 = noIndex
-        /// Index into `bases`, or noIndex: made the first time a state with
-        /// readers is written.
-        var base: UInt32 = noIndex
-
-        init(value: Value, typeLocked: Bool, generation: UInt32, revision: UInt64) {
-            self.value = value
-            self.typeLocked = typeLocked
-            self.generation = generation
-            self.revision = revision
-            firstObserver = noIndex
-            lastObserver = noIndex
-        }
-
-        /// The next free slot, while this one is free.
-        var nextFree: UInt32 {
-            get { firstSub }
-            set { firstSub = newValue }
-        }
-    }
-
-    /// What a state was at the start of the current epoch, for the version
-    /// revert above.
-    struct StateBase {
-        var epoch: UInt64
-        var version: UInt64
-        var value: Value
-        var nextFree: UInt32
-    }
-
-    struct ObserverRecord {
-        var generation: UInt32
-        var target: UInt32           // NodeRef: a state or a computed
-        var prev: UInt32
-        var next: UInt32
-        var nextFree: UInt32
-        var options: ObserverOptions
-        var path: JSONPointer?       // nil observes the whole value
-        var sequence: UInt64         // registration order, the delivery order
-        var sink: ObserverSink?
-        // Pending delivery (coalesced): first old value, latest revision.
-        var pending: Bool
-        var pendingInitial: Bool
-        var pendingOld: Value?
-        var pendingRevision: UInt64
-        var pendingRound: UInt32
-        // Calls in flight; a removal during a call defers the release to its end.
-        var running: UInt32
-        var removed: Bool
-        /// The cause of the latest pending write (see `Cause`).
-        var pendingMeta: AnyObject? = nil
-        var pendingWave: UInt64 = 0
-    }
-}
+// indexes with `noIndex` for none. The layouts of states and observers
+// (`Graph.StateNode`, `Graph.StateBase`, `Graph.ObserverRecord`) are in
+// Graph.swift, with the class they belong to, and should stay there: a
+// release build optimizes the module whole but emits one object file per
+// source file, and with StateNode declared in another file than
+// `createState`, reusing a freed slot destroyed the old node through the
+// type's value witness table instead of a direct call (seen in the
+// disassembly; docs/performance.md, "Moving code"). Sizes matter: GraphTests
+// holds a state node to at most 56 bytes and a derived node to 112, for
+// cache behaviour on graphs of a million states (docs/performance.md).
 
 /// A computed, effect or tracking (`kind`). 112 bytes: a computed's cached
 /// error lives in `Graph.derivedErrors` behind `DerivedFlags.failed`, and
@@ -131,6 +60,27 @@ enum NodeRef {
 }
 
 extension Graph {
+    /// State `i`'s epoch base (`StateBase`, for `bumpVersion`), made the
+    /// first time it is needed: most states are never written while they
+    /// have readers, so the base is not a field of every state node.
+    @inline(__always)
+    func epochBase(of i: Int) -> Int {
+        var b = Int(states[i].base)
+        if states[i].base == noIndex {
+            let base = StateBase(epoch: .max, version: 0, value: .null, nextFree: noIndex)
+            if firstFreeBase != noIndex {
+                b = Int(firstFreeBase)
+                firstFreeBase = bases[b].nextFree
+                bases[b] = base
+            } else {
+                b = bases.count
+                bases.append(base)
+            }
+            states[i].base = UInt32(b)
+        }
+        return b
+    }
+
     // The fields of a derived node that the pull moves in and out of the
     // node in place: copying them out went through value witnesses or a
     // retain and release (profiled).

@@ -1,4 +1,4 @@
-// Handles.swift — generational ids of graph nodes (StateID, ObserverID, DerivedID) and the generation counter.
+// Handles.swift — generational ids of states and observers, and the generation counter that feeds every id.
 
 /// Generational ids for graph nodes. The index addresses contiguous storage;
 /// the generation changes every time a slot is reused, so an id kept after
@@ -14,15 +14,6 @@ public struct StateID: Hashable, Sendable {
 }
 
 public struct ObserverID: Hashable, Sendable {
-    public var index: UInt32
-    public var generation: UInt32
-    public init(index: UInt32, generation: UInt32) {
-        self.index = index
-        self.generation = generation
-    }
-}
-
-public struct DerivedID: Hashable, Sendable {
     public var index: UInt32
     public var generation: UInt32
     public init(index: UInt32, generation: UInt32) {

@@ -20,7 +20,7 @@
 //
 // The algorithm, in the order of this file:
 //
-// 1. Flags: what a derived node's bits mean.
+// 1. Kinds and flags: what a derived node is, and what its bits mean.
 // 2. Track: a read made while a node evaluates records the source on that
 //    node's dependency list. A re-evaluation that reads the same sources in
 //    the same order only moves a cursor over its existing links (link
@@ -50,7 +50,14 @@
 // (GraphDerived.swift). docs/performance.md gives the measurements behind
 // each speed trick noted here.
 
-// MARK: - 1. Flags
+// MARK: - 1. Kinds and flags
+
+/// The nodes that read: computed values, effects and one-shot trackings.
+/// Their node layout is `DerivedNode` (GraphNodes.swift), their callbacks
+/// a `DerivedBody` (DerivedBody.swift).
+public enum DerivedKind: UInt8, Sendable {
+    case computed, effect, tracking
+}
 
 /// The state of a derived node. alien-signals splits "maybe changed" into
 /// Pending and Dirty; here one bit, `stale`, means "a source was written
@@ -64,7 +71,8 @@ struct DerivedFlags: OptionSet {
     static let computing = DerivedFlags(rawValue: 2)
     /// In a delivery queue (effects and trackings).
     static let queued = DerivedFlags(rawValue: 4)
-    /// Never evaluated: the first read or run always evaluates.
+    /// Never evaluated, or lost a source that was freed: the next read or
+    /// run evaluates without checking (no link is left to check).
     static let fresh = DerivedFlags(rawValue: 8)
     /// Freed while its callback ran; finished when that call returns.
     static let disposed = DerivedFlags(rawValue: 16)
@@ -161,10 +169,12 @@ extension Graph {
 
     // MARK: - 3. Push: a write marks, never computes
 
-    /// A write changed state `i` (its new value is stored; `old` is the one
-    /// it replaced): a new version for readers, or the epoch's starting
-    /// version when the value went back to what it was then; then wake the
-    /// readers.
+    /// A write changed state `i` (its new value is stored and its observers
+    /// scheduled; `old` is the value it replaced): a new version for
+    /// readers, or the epoch's starting version when the value went back to
+    /// what it was then, so a batch that writes 42 -> 0 -> 42 re-runs
+    /// nothing; then mark the readers. An epoch starts with every delivery
+    /// round (`takeBatch`). A state without readers only takes a version.
     @inline(__always)
     func bumpVersion(_ i: Int, old: Value, round: UInt32) {
         guard states[i].firstSub != noIndex else {
@@ -172,19 +182,7 @@ extension Graph {
             nextVersion &+= 1
             return
         }
-        var b = Int(states[i].base)
-        if states[i].base == noIndex {
-            let base = StateBase(epoch: .max, version: 0, value: .null, nextFree: noIndex)
-            if firstFreeBase != noIndex {
-                b = Int(firstFreeBase)
-                firstFreeBase = bases[b].nextFree
-                bases[b] = base
-            } else {
-                b = bases.count
-                bases.append(base)
-            }
-            states[i].base = UInt32(b)
-        }
+        let b = epochBase(of: i)
         if bases[b].epoch != epoch {
             bases[b].epoch = epoch
             bases[b].value = old
@@ -205,8 +203,11 @@ extension Graph {
 
     /// Marks every reader downstream of `ref` stale, iteratively (no
     /// recursion, so depth is not limited by the stack), and queues the
-    /// effects, trackings and computed observers it reaches. A node already
-    /// stale was reached before and so were its readers: stop there.
+    /// effects, trackings and computed observers it reaches (an observer of
+    /// a computed is queued with the part it saw, the old value; whether it
+    /// really changed is found when the call is prepared, by a pull). A
+    /// node already stale was reached before and so were its readers: stop
+    /// there.
     ///
     /// Depth first along the subscriber links: a computed's readers are
     /// entered at once, and the stack keeps only the sibling link to resume
@@ -259,6 +260,10 @@ extension Graph {
         updateNeeded(d)
     }
 
+    /// The pull proper. It recurses once per level of a chain
+    /// (`dependenciesChanged` -> `update` -> here), so every 256 levels it
+    /// asks whether the thread is nearly out of stack (`stackIsLow`) and
+    /// fails the read with TETHER_ERANGE instead of overflowing.
     @inline(never)
     private func updateNeeded(_ d: Int) {
         let flags = derived[d].flags
@@ -428,7 +433,10 @@ extension Graph {
 
     /// Queues an effect or tracking reached by the push (once; a later
     /// write only lowers its round and updates its cause). The owner's
-    /// delivery loop takes it out and calls `runDerived`.
+    /// delivery loop takes it out and calls `runDerived`. Nearly every write
+    /// has the plain cause, so it tests two booleans kept beside `cause` and
+    /// `derivedCauses` (`causeIsPlain`, `hasDerivedCauses`: reading the
+    /// fields themselves retained their storage; profiled).
     func enqueueDerived(_ d: Int, round: UInt32) {
         derived[d].pendingRevision = revision
         if !causeIsPlain {
@@ -445,9 +453,12 @@ extension Graph {
         push(NodeRef.derived(d), sync: derived[d].flags.contains(.sync))
     }
 
-    /// Runs a queued effect or tracking if a source really changed. Called
-    /// by the owner's delivery loop with its lock held; callbacks go
-    /// through `callOut`.
+    /// Runs a queued effect or tracking if a source really changed: the pull
+    /// of an effect is `dependenciesChanged`, as for a computed (computed
+    /// sources are brought up to date first), and a node whose sources all
+    /// came back to the versions it saw only loses its stale mark. Called by
+    /// the owner's delivery loop with its lock held; callbacks go through
+    /// `callOut`.
     public func runDerived(_ entry: UInt32) {
         let d = NodeRef.index(entry)
         guard d < derived.count, derived[d].flags.contains(.queued), borrowedBody(d) != nil,
