@@ -1,3 +1,5 @@
+// Base64.swift — base64 (RFC 4648) for bytes values in JSON.
+
 /// RFC 4648 base64, standard alphabet, padded: how bytes values appear in JSON.
 public enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

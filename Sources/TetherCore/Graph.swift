@@ -1,3 +1,5 @@
+// Graph.swift — the Graph class: its storage, side tables and call-out hooks; states: create, free, read.
+
 /// The reactive graph: states and their observers in contiguous storage,
 /// addressed by index. Single-threaded by design: the runtime that owns a
 /// graph serialises access to it (one lock per runtime), which keeps this type
@@ -83,6 +85,7 @@ open class Graph {
         var pendingWave: UInt64 = 0
     }
 
+    // Node storage (the layouts of derived nodes and links: GraphNodes.swift).
     var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
     var derived = NodeBuffer<DerivedNode>()

@@ -1,3 +1,5 @@
+// GraphCommit.swift — transactions: writes staged in a WriteSet, checked, then applied under one revision.
+
 /// Transactions: writes staged in a `WriteSet`, checked, then applied at
 /// once under one revision (`commit`).
 ///

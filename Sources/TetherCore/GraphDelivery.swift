@@ -1,3 +1,5 @@
+// GraphDelivery.swift — taking queued calls out of the graph in rounds, and preparing one observer call (Delivery).
+
 /// Taking queued calls out of the graph, in rounds.
 ///
 /// A round is what was queued when it started, called in registration order.

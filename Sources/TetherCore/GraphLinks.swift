@@ -1,79 +1,11 @@
-/// The dependency edges: recording reads, reusing links, unlinking.
+// GraphLinks.swift — link storage: allocating a link, splicing it into a source's subscriber list, removing it.
+
+/// The list surgery behind `track` and the unlinking in Propagation.swift:
+/// a `Link` sits on its reader's dependency list and its source's
+/// subscriber list at once, and free links are chained through `nextDep`.
 extension Graph {
-    /// Records that the node being evaluated read `dep` at `version`.
-    /// Reading the same sources in the same order as last time only moves a
-    /// cursor over the existing links and refreshes their versions.
-    ///
-    /// The common cases are inline in the reader: the same source as last
-    /// time, at the cursor; and, past the last link, the last source read
-    /// again (a loop over one source: kairo repeatedObservers reads one
-    /// state 30 times, and the call to `trackMoved` for each repeat was 9%
-    /// of it, profiled). The rest is `trackMoved`.
-    @inline(__always)
-    func track(_ dep: UInt32, version: UInt64) {
-        let top = trackTarget
-        guard top >= 0 else { return }
-        let cursor = derived[top].cursor
-        if cursor != noIndex {
-            if links[Int(cursor)].dep == dep {
-                links[Int(cursor)].version = version
-                derived[top].cursor = links[Int(cursor)].nextDep
-                return
-            }
-        } else {
-            let last = derived[top].lastDep
-            if last != noIndex, links[Int(last)].dep == dep {
-                links[Int(last)].version = version
-                return
-            }
-        }
-        trackMoved(dep, version: version, top: top, cursor: cursor)
-    }
-
-    /// How far back `trackMoved` looks among this evaluation's links for a
-    /// source read already: far enough for reads that alternate between a
-    /// few sources, short enough to cost little when the source is new.
-    static let repeatWindow = 4
-
-    @inline(never)
-    private func trackMoved(_ dep: UInt32, version: UInt64, top: Int, cursor: UInt32) {
-        // The links before the cursor are this evaluation's reads. A source
-        // read again among the last few (a loop over one source, or reads
-        // alternating between two: kairo unstable reads head, c1, head, c1,
-        // ... 20 times) keeps its one edge. Without this, the alternation
-        // made a link per read and, once the branch switched, unlinked and
-        // relinked all 40 on every evaluation (profiled).
-        let previous = cursor != noIndex ? links[Int(cursor)].prevDep : derived[top].lastDep
-        var seen = previous
-        var looked = 0
-        while seen != noIndex && looked < Graph.repeatWindow {
-            if links[Int(seen)].dep == dep {
-                links[Int(seen)].version = version
-                return
-            }
-            seen = links[Int(seen)].prevDep
-            looked += 1
-        }
-        let l = allocateLink(Link(dep: dep, sub: UInt32(top), version: version, prevDep: previous,
-                                  nextDep: cursor, prevSub: noIndex, nextSub: noIndex))
-        if previous != noIndex { links[Int(previous)].nextDep = l } else { derived[top].firstDep = l }
-        if cursor != noIndex { links[Int(cursor)].prevDep = l } else { derived[top].lastDep = l }
-        linkSubscriber(l, to: dep)
-    }
-
-    /// How many dependency edges the node `id` names holds (for tests:
-    /// reads repeated in one evaluation keep one edge).
-    func dependencyCount(of id: DerivedID) -> Int {
-        var n = 0
-        var l = derived[Int(id.index)].firstDep
-        while l != noIndex {
-            n += 1
-            l = links[Int(l)].nextDep
-        }
-        return n
-    }
-
-    private func allocateLink(_ link: Link) -> UInt32 {
+    /// A slot for a new link: the first free one, or a new one at the end.
+    func allocateLink(_ link: Link) -> UInt32 {
         if firstFreeLink != noIndex {
             let l = firstFreeLink
             firstFreeLink = links[Int(l)].nextDep
@@ -84,7 +16,8 @@ extension Graph {
         return UInt32(links.count - 1)
     }
 
-    private func linkSubscriber(_ l: UInt32, to dep: UInt32) {
+    /// Puts link `l` on the subscriber list of its source `dep`.
+    func linkSubscriber(_ l: UInt32, to dep: UInt32) {
         let i = NodeRef.index(dep)
         if NodeRef.isDerived(dep) {
             let last = derived[i].lastSub
@@ -101,6 +34,7 @@ extension Graph {
         }
     }
 
+    /// The first reader of a state or derived node (`NodeRef`).
     @inline(__always)
     func firstSubscriber(of ref: UInt32) -> UInt32 {
         NodeRef.isDerived(ref) ? derived[NodeRef.index(ref)].firstSub : states[NodeRef.index(ref)].firstSub
@@ -126,46 +60,15 @@ extension Graph {
         firstFreeLink = l
     }
 
-    /// After an evaluation: the links past the cursor were not read this time.
-    /// Inline: most evaluations read the same sources again, leaving none.
-    @inline(__always)
-    func trimDependencies(_ d: Int) {
-        if derived[d].cursor != noIndex { unlinkPastCursor(d) }
-    }
-
-    @inline(never)
-    private func unlinkPastCursor(_ d: Int) {
-        var l = derived[d].cursor
+    /// How many dependency edges the node `id` names holds (for tests:
+    /// reads repeated in one evaluation keep one edge).
+    func dependencyCount(of id: DerivedID) -> Int {
+        var n = 0
+        var l = derived[Int(id.index)].firstDep
         while l != noIndex {
-            let next = links[Int(l)].nextDep
-            removeLink(l)
-            l = next
+            n += 1
+            l = links[Int(l)].nextDep
         }
-        derived[d].cursor = noIndex
-    }
-
-    func unlinkDependencies(_ d: Int) {
-        derived[d].cursor = noIndex
-        var l = derived[d].firstDep
-        while l != noIndex {
-            let next = links[Int(l)].nextDep
-            removeLink(l)
-            l = next
-        }
-    }
-
-    /// A source is going away: its readers are woken and must re-evaluate
-    /// (marked fresh: with the edge gone, no version could tell them), so
-    /// they find the source stale when they read it again.
-    func unlinkSubscribers(of ref: UInt32) {
-        guard firstSubscriber(of: ref) != noIndex else { return }
-        propagate(from: ref, round: 0)
-        var l = firstSubscriber(of: ref)
-        while l != noIndex {
-            let next = links[Int(l)].nextSub
-            derived[Int(links[Int(l)].sub)].flags.insert(.fresh)
-            removeLink(l)
-            l = next
-        }
+        return n
     }
 }

@@ -1,3 +1,5 @@
+// GraphObservers.swift — observers: registration, removal, which ones a write wakes, queueing their calls.
+
 /// Observer registration, removal and scheduling.
 extension Graph {
     public func observe(_ id: StateID, path: JSONPointer?, options: ObserverOptions,

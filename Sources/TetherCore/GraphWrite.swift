@@ -1,4 +1,8 @@
-/// Writes: apply, detect change, advance the revision, mark observers.
+// GraphWrite.swift — writes to a state: checks, apply, detect a change, advance the revision.
+
+/// A changing write stores the value, then schedules the state's observers
+/// (`scheduleChanged`) and gives readers a new version and marks them
+/// (`bumpVersion`, Propagation.swift).
 extension Graph {
     /// Replaces the whole value of a state. Returns true when it changed.
     /// `round` is how deep in callback-caused writes the writer is (0 outside
@@ -107,42 +111,6 @@ extension Graph {
         scheduleChanged(i, old: old, writtenPath: path, round: round)
         bumpVersion(i, old: old, round: round)
         return true
-    }
-
-    /// A new version for readers, or the epoch's starting version when the
-    /// value went back to what it was then; then wake the readers.
-    @inline(__always)
-    func bumpVersion(_ i: Int, old: Value, round: UInt32) {
-        guard states[i].firstSub != noIndex else {
-            states[i].version = nextVersion
-            nextVersion &+= 1
-            return
-        }
-        var b = Int(states[i].base)
-        if states[i].base == noIndex {
-            let base = StateBase(epoch: .max, version: 0, value: .null, nextFree: noIndex)
-            if firstFreeBase != noIndex {
-                b = Int(firstFreeBase)
-                firstFreeBase = bases[b].nextFree
-                bases[b] = base
-            } else {
-                b = bases.count
-                bases.append(base)
-            }
-            states[i].base = UInt32(b)
-        }
-        if bases[b].epoch != epoch {
-            bases[b].epoch = epoch
-            bases[b].value = old
-            bases[b].version = states[i].version
-        }
-        if states[i].value == bases[b].value {
-            states[i].version = bases[b].version
-        } else {
-            states[i].version = nextVersion
-            nextVersion &+= 1
-        }
-        propagate(fromState: i, round: round)
     }
 
     func checkRound(_ round: UInt32, _ i: Int) throws(TetherError) {

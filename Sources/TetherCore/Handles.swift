@@ -1,3 +1,5 @@
+// Handles.swift — generational ids of states and observers, and the generation counter that feeds every id.
+
 /// Generational ids for graph nodes. The index addresses contiguous storage;
 /// the generation changes every time a slot is reused, so an id kept after
 /// its node was freed (or made up) is detected instead of aliasing a new node.

@@ -1,3 +1,5 @@
+// IndexQueue.swift — storage of the delivery queues: a UInt32 list that empties in O(1) and sorts by a key.
+
 /// A growable list of UInt32 queue entries that empties in O(1). The
 /// delivery queues are filled and emptied once per write; Array's
 /// removeAll(keepingCapacity:) cost ~80 instructions each time (a generic

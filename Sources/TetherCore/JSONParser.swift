@@ -1,3 +1,5 @@
+// JSONParser.swift — JSON text in: strict RFC 8259 parsing of UTF-8 bytes into values.
+
 /// Strict RFC 8259 JSON in: values from raw UTF-8 bytes.
 extension Value {
     /// How deeply arrays and objects may nest in parsed JSON. Parsing itself

@@ -1,3 +1,5 @@
+// JSONPointer.swift — RFC 6901 JSON Pointers, held as unescaped tokens.
+
 /// An RFC 6901 JSON Pointer, held as its unescaped reference tokens so that
 /// lookups and prefix tests never re-parse text.
 public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {

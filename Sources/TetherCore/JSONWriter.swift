@@ -1,3 +1,5 @@
+// JSONWriter.swift — JSON text out of a value, compact or indented.
+
 /// JSON text out of a value: compact by default, or 2-space indented.
 extension Value {
     /// Appends the JSON text of this value to `out`. A double that JSON cannot

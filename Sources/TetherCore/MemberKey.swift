@@ -1,3 +1,5 @@
+// MemberKey.swift — object member names: byte-exact keys with a cached hash mix.
+
 /// The name of an object member: a string compared byte for byte (as JSON
 /// compares member names, and as `Value` compares strings), hashed cheaply.
 ///

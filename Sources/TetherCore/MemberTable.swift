@@ -1,3 +1,5 @@
+// MemberTable.swift — an object's members in insertion order, found through an open-addressing index.
+
 /// An object's members: names and values in insertion order, found by name
 /// through an open-addressing index of positions.
 ///

@@ -1,16 +1,16 @@
+// NodeBuffer.swift — contiguous storage for the graph's nodes and links, addressed by index.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// Contiguous storage for graph nodes, addressed by index.
-///
-/// Why not `[Element]`: profiled, an array stored in a class paid a
-/// uniqueness check on every mutation and, for our multi-field node structs,
-/// copied whole elements through value witnesses on reads. Addressors here
-/// hand out the element's address, so `nodes[i].field = x` is one store.
-/// The owner calls `destroy()` exactly once (Graph's deinit).
+/// Contiguous storage for graph nodes, addressed by index. Why not
+/// `[Element]`: profiled, an array stored in a class paid a uniqueness check
+/// on every mutation and, for our multi-field node structs, copied whole
+/// elements through value witnesses on reads. Addressors here hand out the
+/// element's address, so `nodes[i].field = x` is one store. The owner calls
+/// `destroy()` exactly once (Graph's deinit).
 struct NodeBuffer<Element> {
     private(set) var base: UnsafeMutablePointer<Element>?
     private(set) var count = 0

@@ -1,3 +1,5 @@
+// ObserverSink.swift — what an observer is told (Change, Cause), its callback (ObserverSink) and its options.
+
 /// What an observer is told; borrowed by the callback for the call's duration.
 public struct Change {
     public var observer: ObserverID

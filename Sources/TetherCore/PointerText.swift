@@ -1,3 +1,5 @@
+// PointerText.swift — JSON Pointers from C as text, checked and walked in place; reads at such a path.
+
 /// A JSON Pointer as its caller's UTF-8 text, checked but not split into
 /// tokens: a read walks the text in place. Parsing a path from C into a
 /// `JSONPointer` (an array and a `String` per token) was ~490 of the ~1,900

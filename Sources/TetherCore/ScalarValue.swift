@@ -1,3 +1,5 @@
+// ScalarValue.swift — the typed getters' view of a value, and the scalar reads and stores that avoid copying a Value.
+
 /// What a typed getter (`tether_*_get_int` and the like) needs of a value:
 /// the scalar itself, or only the type of anything else (for the error).
 ///

@@ -1,3 +1,5 @@
+// StateDescriptor.swift — state descriptors (read-only, range, validator) and the checks every write runs.
+
 /// What a state accepts (ROS 2 parameter descriptors are the model):
 /// read-only, a numeric range, a validator that may reject with a reason.
 /// Checked on every write before anything is applied.

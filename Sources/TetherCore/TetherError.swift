@@ -1,3 +1,5 @@
+// TetherError.swift — the error codes and error type shared by the core and the C face.
+
 /// The error model shared by the core and the C face. Raw values are the
 /// `TETHER_E*` codes of include/tether.h, so the C face passes them through.
 public enum ErrorCode: Int32, Sendable, CaseIterable {

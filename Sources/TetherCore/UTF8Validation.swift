@@ -1,3 +1,5 @@
+// UTF8Validation.swift — strict UTF-8 (RFC 3629) validation.
+
 /// Strict UTF-8 (RFC 3629): no overlong forms, no encoded surrogates, nothing
 /// above U+10FFFF, no truncated sequences. Shared by the JSON parser and by
 /// strings that arrive from C, so both accept exactly the same bytes.

@@ -1,3 +1,5 @@
+// Value.swift — the Value type: JSON-like values, structural equality, nesting depth.
+
 /// A Tether value: what a state holds. Structural equality; JSON in and out.
 ///
 /// Scalars are stored inline (no allocation to write an int or a double);

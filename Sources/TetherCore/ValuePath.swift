@@ -1,3 +1,5 @@
+// ValuePath.swift — reading and writing inside a value at a JSON Pointer (JSON Patch semantics).
+
 /// Reading and writing inside a value at a JSON Pointer, with JSON Patch
 /// (RFC 6902) "add"/"replace"/"remove" semantics for writes.
 extension Value {

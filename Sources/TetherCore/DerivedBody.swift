@@ -1,34 +1,4 @@
-/// Computed values, effects and one-shot trackings: the nodes that read.
-///
-/// Dependencies are intrusive `Link`s, one per edge, on both the reader's
-/// dependency list and the source's subscriber list (the shape of
-/// alien-signals and Preact signals). A re-evaluation that reads the same
-/// sources in the same order reuses its links in place, so the steady state
-/// allocates nothing.
-public enum DerivedKind: UInt8, Sendable {
-    case computed, effect, tracking
-}
-
-struct DerivedFlags: OptionSet {
-    let rawValue: UInt8
-    /// A source changed since the last evaluation: check before trusting the value.
-    static let stale = DerivedFlags(rawValue: 1)
-    /// Being evaluated now; reading it again is a cycle.
-    static let computing = DerivedFlags(rawValue: 2)
-    /// In a delivery queue (effects and trackings).
-    static let queued = DerivedFlags(rawValue: 4)
-    /// Never evaluated: the first read or run always evaluates.
-    static let fresh = DerivedFlags(rawValue: 8)
-    /// Freed while its callback ran; finished when that call returns.
-    static let disposed = DerivedFlags(rawValue: 16)
-    /// Effects and trackings delivered at the end of the writer's write.
-    static let sync = DerivedFlags(rawValue: 32)
-    /// An effect whose cleanup is owed before its next run.
-    static let ranOnce = DerivedFlags(rawValue: 64)
-    /// A computed whose last evaluation failed: its error is in
-    /// `Graph.derivedErrors` (a side table: 24 bytes per node otherwise).
-    static let failed = DerivedFlags(rawValue: 128)
-}
+// DerivedBody.swift — the callbacks behind computeds, effects and trackings (DerivedBody), and their ids.
 
 /// A C compute function: fills the value behind its first argument,
 /// returns 0 or an error code (`tether_compute_fn`).
@@ -112,6 +82,7 @@ open class DerivedBody {
     }
 }
 
+/// A computed, effect or tracking handle (generational, as `StateID`).
 public struct DerivedID: Hashable, Sendable {
     public var index: UInt32
     public var generation: UInt32
@@ -119,46 +90,4 @@ public struct DerivedID: Hashable, Sendable {
         self.index = index
         self.generation = generation
     }
-}
-
-struct DerivedNode {
-    var generation: UInt32
-    var kind: DerivedKind
-    var flags: DerivedFlags
-    var value: Value
-    var version: UInt64
-    var body: DerivedBody?
-    var firstDep: UInt32
-    var lastDep: UInt32
-    var firstSub: UInt32
-    var lastSub: UInt32
-    var cursor: UInt32            // next dependency link to reuse while evaluating
-    var firstObserver: UInt32     // observers of a computed
-    var lastObserver: UInt32
-    var sequence: UInt64          // delivery order among effects and observers
-    var pendingRound: UInt32
-    var pendingRevision: UInt64
-    var running: UInt32
-    var nextFree: UInt32
-}
-
-/// One dependency edge: `sub` (a derived node) read `dep` (a NodeRef) when
-/// `dep` had `version`.
-struct Link {
-    var dep: UInt32
-    var sub: UInt32
-    var version: UInt64
-    var prevDep: UInt32
-    var nextDep: UInt32
-    var prevSub: UInt32
-    var nextSub: UInt32
-}
-
-/// A source is a state or a derived node; the top bit tells which.
-enum NodeRef {
-    static let derivedBit: UInt32 = 1 << 31
-    @inline(__always) static func state(_ i: Int) -> UInt32 { UInt32(i) }
-    @inline(__always) static func derived(_ i: Int) -> UInt32 { UInt32(i) | derivedBit }
-    @inline(__always) static func isDerived(_ r: UInt32) -> Bool { r & derivedBit != 0 }
-    @inline(__always) static func index(_ r: UInt32) -> Int { Int(r & ~derivedBit) }
 }

@@ -1,0 +1,547 @@
+// Propagation.swift — the reactive algorithm in one place, to be read top to bottom.
+//
+// The model (alien-signals' system.ts and Preact signals are the shape):
+//
+// - Nodes. A *state* is a source: a value and a `version`. A *derived* node
+//   reads: a *computed* caches a value (and a version of its own), an
+//   *effect* re-runs a body, a *tracking* fires once. All of them live in
+//   contiguous storage addressed by index (layouts in GraphNodes.swift).
+// - Edges. One `Link` per dependency, threaded on two lists at once: the
+//   reader's dependencies (`firstDep` ... `lastDep`, in the order it read
+//   them) and the source's subscribers (`firstSub`, `nextSub`). A link keeps
+//   the version of its source that the reader saw. A source is a `NodeRef`:
+//   a state index, or a derived index with the top bit set.
+// - Versions. `nextVersion` is one counter for the whole graph. A node gets
+//   a new version when its value changes; a computed that recomputes to an
+//   equal value keeps its version (the equality cutoff), and a state whose
+//   value goes back to what it was when the delivery epoch began gets that
+//   version back. "Did my input change?" is then one compare: the source's
+//   version against the one on the link.
+//
+// The algorithm, in the order of this file:
+//
+// 1. Kinds and flags: what a derived node is, and what its bits mean.
+// 2. Track: a read made while a node evaluates records the source on that
+//    node's dependency list. A re-evaluation that reads the same sources in
+//    the same order only moves a cursor over its existing links (link
+//    reuse), so the steady state allocates nothing.
+// 3. Push: a write gives the state a new version and marks every reader
+//    downstream *stale*, queueing the effects, trackings and observers of
+//    computeds it reaches. Nothing is computed during the push.
+// 4. Pull: a read of a stale computed (or a queued effect about to run)
+//    checks its sources in the order it read them, bringing computed sources
+//    up to date first, and re-evaluates only if one of them now has another
+//    version. This order is what makes a diamond glitch-free.
+// 5. Recompute with cutoff: run the compute with the node as the tracking
+//    target; an equal result keeps the version, so readers downstream find
+//    nothing changed and stop.
+// 6. Unlink: links the evaluation did not reach again are stale
+//    dependencies and are removed; a freed source wakes and drops its readers.
+// 7. Effects: queued by the push, run by the owner's delivery loop through
+//    `runDerived`, which pulls first and runs the body only if a source
+//    really changed.
+//
+// What lives beside this file: the storage layouts and the in-place field
+// accessors (GraphNodes.swift), link allocation and list splicing
+// (GraphLinks.swift), the storage itself (NodeBuffer.swift), the Graph class
+// and its fields such as `evalStack`, `trackTarget` and the queues
+// (Graph.swift), the delivery queues (IndexQueue.swift, GraphDelivery.swift),
+// observers (GraphObservers.swift), and the public API of derived nodes
+// (GraphDerived.swift). docs/performance.md gives the measurements behind
+// each speed trick noted here.
+
+// MARK: - 1. Kinds and flags
+
+/// The nodes that read: computed values, effects and one-shot trackings.
+/// Their node layout is `DerivedNode` (GraphNodes.swift), their callbacks
+/// a `DerivedBody` (DerivedBody.swift).
+public enum DerivedKind: UInt8, Sendable {
+    case computed, effect, tracking
+}
+
+/// The state of a derived node. alien-signals splits "maybe changed" into
+/// Pending and Dirty; here one bit, `stale`, means "a source was written
+/// since the last evaluation: check before trusting the value", and the
+/// versions on the links decide in the pull whether it really changed.
+struct DerivedFlags: OptionSet {
+    let rawValue: UInt8
+    /// A source changed since the last evaluation: check before trusting the value.
+    static let stale = DerivedFlags(rawValue: 1)
+    /// Being evaluated now; reading it again is a cycle.
+    static let computing = DerivedFlags(rawValue: 2)
+    /// In a delivery queue (effects and trackings).
+    static let queued = DerivedFlags(rawValue: 4)
+    /// Never evaluated, or lost a source that was freed: the next read or
+    /// run evaluates without checking (no link is left to check).
+    static let fresh = DerivedFlags(rawValue: 8)
+    /// Freed while its callback ran; finished when that call returns.
+    static let disposed = DerivedFlags(rawValue: 16)
+    /// Effects and trackings delivered at the end of the writer's write.
+    static let sync = DerivedFlags(rawValue: 32)
+    /// An effect whose cleanup is owed before its next run. (Set nowhere
+    /// today: `DerivedBody.cleanupOwed` does this job.)
+    static let ranOnce = DerivedFlags(rawValue: 64)
+    /// A computed whose last evaluation failed: its error is in
+    /// `Graph.derivedErrors` (a side table: 24 bytes per node otherwise).
+    static let failed = DerivedFlags(rawValue: 128)
+}
+
+extension Graph {
+    // MARK: - 2. Track: recording reads, reusing links
+
+    /// Pushes `d` as the node reads are recorded for; untracked sections of
+    /// the frame it interrupts resume when `endEvaluation` pops it.
+    @inline(__always)
+    func beginEvaluation(_ d: Int) {
+        evalStack.append((d, untrackedDepth))
+        untrackedDepth = 0  // sets trackTarget
+    }
+
+    @inline(__always)
+    func endEvaluation() {
+        untrackedDepth = evalStack.popLast()!.savedUntracked  // sets trackTarget
+    }
+
+    /// Records that the node being evaluated read `dep` at `version`.
+    /// Reading the same sources in the same order as last time only moves a
+    /// cursor over the existing links and refreshes their versions.
+    ///
+    /// The common cases are inline in the reader: the same source as last
+    /// time, at the cursor; and, past the last link, the last source read
+    /// again (a loop over one source: kairo repeatedObservers reads one
+    /// state 30 times, and the call to `trackMoved` for each repeat was 9%
+    /// of it, profiled). The rest is `trackMoved`. `trackTarget` is one
+    /// field kept beside `evalStack` and `untrackedDepth`, so a read tests
+    /// one word (three loads and a multiply before; profiled).
+    @inline(__always)
+    func track(_ dep: UInt32, version: UInt64) {
+        let top = trackTarget
+        guard top >= 0 else { return }
+        let cursor = derived[top].cursor
+        if cursor != noIndex {
+            if links[Int(cursor)].dep == dep {
+                links[Int(cursor)].version = version
+                derived[top].cursor = links[Int(cursor)].nextDep
+                return
+            }
+        } else {
+            let last = derived[top].lastDep
+            if last != noIndex, links[Int(last)].dep == dep {
+                links[Int(last)].version = version
+                return
+            }
+        }
+        trackMoved(dep, version: version, top: top, cursor: cursor)
+    }
+
+    /// How far back `trackMoved` looks among this evaluation's links for a
+    /// source read already: far enough for reads that alternate between a
+    /// few sources, short enough to cost little when the source is new.
+    static let repeatWindow = 4
+
+    /// A read that is not the next link: a source read earlier in this
+    /// evaluation, or a new dependency, linked in before the cursor.
+    @inline(never)
+    private func trackMoved(_ dep: UInt32, version: UInt64, top: Int, cursor: UInt32) {
+        // The links before the cursor are this evaluation's reads. A source
+        // read again among the last few (a loop over one source, or reads
+        // alternating between two: kairo unstable reads head, c1, head, c1,
+        // ... 20 times) keeps its one edge. Without this, the alternation
+        // made a link per read and, once the branch switched, unlinked and
+        // relinked all 40 on every evaluation (profiled).
+        let previous = cursor != noIndex ? links[Int(cursor)].prevDep : derived[top].lastDep
+        var seen = previous
+        var looked = 0
+        while seen != noIndex && looked < Graph.repeatWindow {
+            if links[Int(seen)].dep == dep {
+                links[Int(seen)].version = version
+                return
+            }
+            seen = links[Int(seen)].prevDep
+            looked += 1
+        }
+        let l = allocateLink(Link(dep: dep, sub: UInt32(top), version: version, prevDep: previous,
+                                  nextDep: cursor, prevSub: noIndex, nextSub: noIndex))
+        if previous != noIndex { links[Int(previous)].nextDep = l } else { derived[top].firstDep = l }
+        if cursor != noIndex { links[Int(cursor)].prevDep = l } else { derived[top].lastDep = l }
+        linkSubscriber(l, to: dep)
+    }
+
+    // MARK: - 3. Push: a write marks, never computes
+
+    /// A write changed state `i` (its new value is stored and its observers
+    /// scheduled; `old` is the value it replaced): a new version for
+    /// readers, or the epoch's starting version when the value went back to
+    /// what it was then, so a batch that writes 42 -> 0 -> 42 re-runs
+    /// nothing; then mark the readers. An epoch starts with every delivery
+    /// round (`takeBatch`). A state without readers only takes a version.
+    @inline(__always)
+    func bumpVersion(_ i: Int, old: Value, round: UInt32) {
+        guard states[i].firstSub != noIndex else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+            return
+        }
+        let b = epochBase(of: i)
+        if bases[b].epoch != epoch {
+            bases[b].epoch = epoch
+            bases[b].value = old
+            bases[b].version = states[i].version
+        }
+        if states[i].value == bases[b].value {
+            states[i].version = bases[b].version
+        } else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+        }
+        propagate(fromState: i, round: round)
+    }
+
+    func propagate(fromState s: Int, round: UInt32) {
+        propagate(from: NodeRef.state(s), round: round)
+    }
+
+    /// Marks every reader downstream of `ref` stale, iteratively (no
+    /// recursion, so depth is not limited by the stack), and queues the
+    /// effects, trackings and computed observers it reaches (an observer of
+    /// a computed is queued with the part it saw, the old value; whether it
+    /// really changed is found when the call is prepared, by a pull). A
+    /// node already stale was reached before and so were its readers: stop
+    /// there.
+    ///
+    /// Depth first along the subscriber links: a computed's readers are
+    /// entered at once, and the stack keeps only the sibling link to resume
+    /// from, so a chain uses no stack at all (pushing every reader of every
+    /// node cost ~80 instructions a node; profiled).
+    func propagate(from ref: UInt32, round: UInt32) {
+        propagateStack.removeAll()
+        var link = firstSubscriber(of: ref)
+        while true {
+            while link != noIndex {
+                let d = Int(links[Int(link)].sub)
+                let next = links[Int(link)].nextSub
+                if !derived[d].flags.contains(.stale) {
+                    derived[d].flags.insert(.stale)
+                    if derived[d].kind == .computed {
+                        var o = derived[d].firstObserver
+                        while o != noIndex {
+                            let i = Int(o)
+                            o = observers[i].next
+                            enqueue(i, old: observedPart(ofComputed: d, observers[i].path), round: round)
+                        }
+                        let readers = derived[d].firstSub
+                        if readers != noIndex {
+                            if next != noIndex { propagateStack.append(Int(next)) }
+                            link = readers
+                            continue
+                        }
+                    } else {
+                        enqueueDerived(d, round: round)
+                    }
+                }
+                link = next
+            }
+            guard let resume = propagateStack.popLast() else { return }
+            link = UInt32(resume)
+        }
+    }
+
+    // MARK: - 4. Pull: bring a node up to date
+
+    /// Re-evaluates a computed if, and only if, something it read changed —
+    /// checking its sources first, in the order they were read, so a diamond
+    /// recomputes each node once and never sees a half-updated graph.
+    @inline(__always)
+    func update(_ d: Int) {
+        // Most reads find the node clean: no call (the recursive body below
+        // saves and restores a dozen registers, profiled at 35 instructions).
+        let flags = derived[d].flags
+        if flags.isDisjoint(with: [.fresh, .stale]) || flags.contains(.computing) { return }
+        updateNeeded(d)
+    }
+
+    /// The pull proper. It recurses once per level of a chain
+    /// (`dependenciesChanged` -> `update` -> here), so every 256 levels it
+    /// asks whether the thread is nearly out of stack (`stackIsLow`) and
+    /// fails the read with TETHER_ERANGE instead of overflowing.
+    @inline(never)
+    private func updateNeeded(_ d: Int) {
+        let flags = derived[d].flags
+        if flags.contains(.fresh) { recompute(d); return }
+        guard flags.contains(.stale) else { return }
+        // Checking counts as computing: a source that reads this node back
+        // while we check it is a cycle, not a stale cached value.
+        pullDepth += 1
+        defer { pullDepth -= 1 }
+        if pullDepth & 255 == 0 && stackIsLow() {
+            setError(d, TetherError(.outOfRange,
+                "computed #\(d): dependency chain too deep for this thread's stack"))
+            derived[d].version = nextVersion
+            nextVersion &+= 1
+            return  // stays stale: a read from a shallower point retries
+        }
+        derived[d].flags.insert(.computing)
+        let changed = dependenciesChanged(d)
+        derived[d].flags.remove(.computing)
+        if changed {
+            recompute(d)
+        } else {
+            derived[d].flags.remove(.stale)
+        }
+    }
+
+    /// Whether any source of `d` now has another version than when `d` read
+    /// it. A computed source is brought up to date first (the recursion of
+    /// the pull), so its version is final when compared.
+    func dependenciesChanged(_ d: Int) -> Bool {
+        var l = derived[d].firstDep
+        while l != noIndex {
+            let dep = links[Int(l)].dep
+            let current: UInt64
+            if NodeRef.isDerived(dep) {
+                let x = NodeRef.index(dep)
+                update(x)
+                current = derived[x].version
+            } else {
+                current = states[NodeRef.index(dep)].version
+            }
+            if current != links[Int(l)].version { return true }
+            l = links[Int(l)].nextDep
+        }
+        return false
+    }
+
+    /// A read of a computed: pull it up to date, then track the read.
+    /// Returns its index, or throws its cached error.
+    @inline(__always)
+    func upToDate(_ id: DerivedID, tracked: Bool) throws(TetherError) -> Int {
+        let d = try resolve(id, .computed)
+        if derived[d].flags.contains(.computing) {
+            // Recorded all the same: when the cycle is broken (a branch
+            // changes), the reader is re-evaluated and can recover.
+            if tracked { track(NodeRef.derived(d), version: derived[d].version) }
+            throw TetherError(.cycle, "computed #\(d) is part of a dependency cycle: it was read while it was being computed")
+        }
+        update(d)
+        guard derived[d].generation == id.generation, !derived[d].flags.contains(.disposed) else {
+            throw TetherError(.stale, "the computed was freed while it was being computed")
+        }
+        if tracked { track(NodeRef.derived(d), version: derived[d].version) }
+        if derived[d].flags.contains(.failed), let error = error(of: d) { throw error }
+        return d
+    }
+
+    // MARK: - 5. Recompute, with the equality cutoff
+
+    /// Runs the compute with `d` as the tracking target, the cursor at its
+    /// first link (so reads in the same order reuse the links), then drops
+    /// the links not read again. A new version only when the result (or the
+    /// error) differs from the cached one.
+    private func recompute(_ d: Int) {
+        // Borrowed: the node keeps its body until the call below returns
+        // (`running` defers a disposal), so no retain and release of it.
+        guard let bodyRef = borrowedBody(d) else { return }
+        derived[d].flags.remove([.stale, .fresh])
+        derived[d].flags.insert(.computing)
+        derived[d].cursor = derived[d].firstDep
+        derived[d].running += 1
+        beginEvaluation(d)
+        var result = Value.null
+        var failure: TetherError?
+        // A compute callback must not write: its round is past the limit.
+        if !bodyRef._withUnsafeGuaranteedRef({ callCompute($0, &result, &failure) }) {
+            failure = TetherError(.outOfRange,
+                "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
+        }
+        endEvaluation()
+        derived[d].running -= 1
+        derived[d].flags.remove(.computing)
+        if derived[d].flags.contains(.disposed) {
+            if derived[d].running == 0 { finishDisposal(d) }
+            return
+        }
+        trimDependencies(d)
+        if let failure {
+            if error(of: d) != failure {
+                setError(d, failure)
+                derived[d].value = .null
+                derived[d].version = nextVersion
+                nextVersion &+= 1
+            }
+        } else if derived[d].flags.contains(.failed) || !cachedValue(of: d, equals: result) {
+            setError(d, nil)
+            // Moved in, not copied; a scalar it replaces has nothing to
+            // release, so it is overwritten without Value's outlined destroy.
+            let slot = cachedValueSlot(d)
+            if case .other = slot.pointee.scalar {
+                slot.pointee = consume result
+            } else {
+                slot.initialize(to: consume result)
+            }
+            derived[d].version = nextVersion
+            nextVersion &+= 1
+        }
+    }
+
+    // MARK: - 6. Unlink: stale dependencies and freed sources
+
+    /// After an evaluation: the links past the cursor were not read this time.
+    /// Inline: most evaluations read the same sources again, leaving none.
+    @inline(__always)
+    func trimDependencies(_ d: Int) {
+        if derived[d].cursor != noIndex { unlinkPastCursor(d) }
+    }
+
+    @inline(never)
+    private func unlinkPastCursor(_ d: Int) {
+        var l = derived[d].cursor
+        while l != noIndex {
+            let next = links[Int(l)].nextDep
+            removeLink(l)
+            l = next
+        }
+        derived[d].cursor = noIndex
+    }
+
+    /// Drops every dependency of `d` (a tracking that fires, a disposal).
+    func unlinkDependencies(_ d: Int) {
+        derived[d].cursor = noIndex
+        var l = derived[d].firstDep
+        while l != noIndex {
+            let next = links[Int(l)].nextDep
+            removeLink(l)
+            l = next
+        }
+    }
+
+    /// A source is going away: its readers are woken and must re-evaluate
+    /// (marked fresh: with the edge gone, no version could tell them), so
+    /// they find the source stale when they read it again.
+    func unlinkSubscribers(of ref: UInt32) {
+        guard firstSubscriber(of: ref) != noIndex else { return }
+        propagate(from: ref, round: 0)
+        var l = firstSubscriber(of: ref)
+        while l != noIndex {
+            let next = links[Int(l)].nextSub
+            derived[Int(links[Int(l)].sub)].flags.insert(.fresh)
+            removeLink(l)
+            l = next
+        }
+    }
+
+    // MARK: - 7. Effects and trackings: queue, then pull and run
+
+    /// Queues an effect or tracking reached by the push (once; a later
+    /// write only lowers its round and updates its cause). The owner's
+    /// delivery loop takes it out and calls `runDerived`. Nearly every write
+    /// has the plain cause, so it tests two booleans kept beside `cause` and
+    /// `derivedCauses` (`causeIsPlain`, `hasDerivedCauses`: reading the
+    /// fields themselves retained their storage; profiled).
+    func enqueueDerived(_ d: Int, round: UInt32) {
+        derived[d].pendingRevision = revision
+        if !causeIsPlain {
+            derivedCauses[UInt32(d)] = Cause(meta: cause.meta, wave: cause.wave != 0 ? cause.wave : revision)
+        } else if hasDerivedCauses {
+            derivedCauses[UInt32(d)] = nil  // the latest write's cause wins
+        }
+        if derived[d].flags.contains(.queued) {
+            derived[d].pendingRound = min(derived[d].pendingRound, round)
+            return
+        }
+        derived[d].flags.insert(.queued)
+        derived[d].pendingRound = round
+        push(NodeRef.derived(d), sync: derived[d].flags.contains(.sync))
+    }
+
+    /// Runs a queued effect or tracking if a source really changed: the pull
+    /// of an effect is `dependenciesChanged`, as for a computed (computed
+    /// sources are brought up to date first), and a node whose sources all
+    /// came back to the versions it saw only loses its stale mark. Called by
+    /// the owner's delivery loop with its lock held; callbacks go through
+    /// `callOut`.
+    public func runDerived(_ entry: UInt32) {
+        let d = NodeRef.index(entry)
+        guard d < derived.count, derived[d].flags.contains(.queued), borrowedBody(d) != nil,
+              !derived[d].flags.contains(.disposed) else { return }
+        derived[d].flags.remove(.queued)
+        let round = derived[d].pendingRound
+        let fresh = derived[d].flags.contains(.fresh)
+        if !fresh {
+            derived[d].running += 1
+            let changed = dependenciesChanged(d)
+            derived[d].running -= 1
+            if derived[d].flags.contains(.disposed) {
+                if derived[d].running == 0 { finishDisposal(d) }
+                return
+            }
+            if !changed {
+                derived[d].flags.remove(.stale)
+                return
+            }
+        }
+        switch derived[d].kind {
+        case .effect: runEffect(d, round: round)
+        case .tracking: fire(d, round: round)
+        case .computed: break
+        }
+    }
+
+    private func runEffect(_ d: Int, round: UInt32) {
+        // Borrowed, as in recompute: `running` keeps the node's body.
+        guard let bodyRef = borrowedBody(d) else { return }
+        bodyRef._withUnsafeGuaranteedRef { body in runEffect(d, body, round: round) }
+    }
+
+    /// An effect's run is an evaluation, as `recompute`: the owed cleanup,
+    /// then the body with the node as the tracking target, then the trim.
+    private func runEffect(_ d: Int, _ body: DerivedBody, round: UInt32) {
+        derived[d].running += 1
+        if body.cleanupOwed {
+            body.cleanupOwed = false
+            if body.hasCleanup { _ = callOut(round &+ 1, Cause()) { body.runCleanup() } }
+            if derived[d].flags.contains(.disposed) {
+                derived[d].running -= 1
+                if derived[d].running == 0 { finishDisposal(d) }
+                return
+            }
+        }
+        derived[d].flags.remove([.stale, .fresh])
+        derived[d].flags.insert(.computing)
+        derived[d].cursor = derived[d].firstDep
+        beginEvaluation(d)
+        let rev = derived[d].pendingRevision
+        let why = takeCause(d)
+        // Its writes are one round deeper, so an effect that keeps waking
+        // itself reaches maxRounds and is refused (TETHER_ELOOP).
+        _ = callBody(body, rev, round &+ 1, why)
+        endEvaluation()
+        derived[d].flags.remove(.computing)
+        body.cleanupOwed = true
+        derived[d].running -= 1
+        if derived[d].flags.contains(.disposed) {
+            if derived[d].running == 0 { finishDisposal(d) }
+            return
+        }
+        trimDependencies(d)
+    }
+
+    /// The cause a queued effect or tracking runs with, handed over once.
+    @inline(__always)
+    private func takeCause(_ d: Int) -> Cause {
+        if hasDerivedCauses, let why = derivedCauses.removeValue(forKey: UInt32(d)) { return why }
+        return Cause(meta: nil, wave: derived[d].pendingRevision)
+    }
+
+    /// A tracking fires once: disarm, call on_change, end.
+    private func fire(_ d: Int, round: UInt32) {
+        guard let body = derived[d].body else { return }
+        unlinkDependencies(d)
+        derived[d].flags.insert(.disposed)  // handle is stale from now on
+        derived[d].running += 1
+        let rev = derived[d].pendingRevision
+        let why = takeCause(d)
+        _ = callBody(body, rev, round &+ 1, why)
+        derived[d].running -= 1
+        if derived[d].running == 0 { finishDisposal(d) }
+    }
+}
