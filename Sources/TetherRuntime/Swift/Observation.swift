@@ -2,8 +2,8 @@ import CTether
 
 /// One call of an observer: the part it watches before and after, as `V`.
 public struct ValueChange<V: Decodable> {
-    /// Before the change (nil for the first call of an `.initial` observer,
-    /// or when the part did not exist).
+    /// Before the change (nil when the part did not exist; for the first
+    /// call of an `.initial` observer, the current value, as `new`).
     public let old: V?
     /// After the change (nil when the part was removed).
     public let new: V?
