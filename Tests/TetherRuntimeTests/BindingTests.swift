@@ -44,10 +44,11 @@ import Testing
     }
 
     @Test func customAndConstantBindings() throws {
-        var backing = 1
-        let custom = Binding<Int>(get: { backing }, set: { backing = $0 * 10 })
+        let backing = Recorder<Int>()
+        backing.append(1)
+        let custom = Binding<Int>(get: { backing.all.last! }, set: { backing.append($0 * 10) })
         custom.wrappedValue = 2
-        #expect(backing == 20)
+        #expect(backing.all.last == 20)
         #expect(custom.wrappedValue == 20)
         let fixed = Binding<String>.constant("x")
         #expect(fixed.wrappedValue == "x")

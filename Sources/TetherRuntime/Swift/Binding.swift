@@ -14,7 +14,7 @@
 public struct Binding<V: Codable>: @unchecked Sendable {
     enum Storage {
         case part(state: UInt64, path: JSONPointer)
-        case custom(get: () -> V, set: (V) -> Void)
+        case custom(get: @Sendable () -> V, set: @Sendable (V) -> Void)
         case constant(V)
     }
     let storage: Storage
@@ -24,7 +24,7 @@ public struct Binding<V: Codable>: @unchecked Sendable {
     }
 
     /// `Binding(get:set:)`: reads call `get`, writes call `set`.
-    public init(get: @escaping () -> V, set: @escaping (V) -> Void) {
+    public init(get: @escaping @Sendable () -> V, set: @escaping @Sendable (V) -> Void) {
         storage = .custom(get: get, set: set)
     }
 

@@ -30,7 +30,7 @@ public final class Computed<T: Codable>: @unchecked Sendable {
     }
 
     /// Calls `handler` when the result changes (evaluating it first).
-    public func observe(_ options: ObserveOptions = [], _ handler: @escaping (ValueChange<T>) -> Void) -> Observer {
+    public func observe(_ options: ObserveOptions = [], _ handler: @escaping @Sendable (ValueChange<T>) -> Void) -> Observer {
         do {
             return Observer(handle: try Runtimes.observe(computed: handle, path: .root,
                                                          options: ObserverOptions(rawValue: options.rawValue)) { _ in
@@ -65,7 +65,7 @@ public final class Effect: @unchecked Sendable {
 extension Runtime {
     /// A computed value of `compute`, which may read states, bindings and
     /// other computeds (they become its dependencies) but must not write.
-    public func computed<T: Codable>(_ compute: @escaping () throws -> T) -> Computed<T> {
+    public func computed<T: Codable>(_ compute: @escaping @Sendable () throws -> T) -> Computed<T> {
         let body = DerivedBody(compute: { result in
             do {
                 result = try Coding.encode(try compute())
@@ -82,8 +82,8 @@ extension Runtime {
     /// An effect running `body` now (`.sync`: before this returns; else on
     /// the loop thread) and again after anything it read changes.
     /// `cleanup` runs before each re-run and when the effect stops.
-    public func effect(sync: Bool = false, cleanup: (() -> Void)? = nil,
-                       _ body: @escaping () -> Void) -> Effect {
+    public func effect(sync: Bool = false, cleanup: (@Sendable () -> Void)? = nil,
+                       _ body: @escaping @Sendable () -> Void) -> Effect {
         let derived = DerivedBody(run: { _ in body() }, cleanup: cleanup)
         do {
             return Effect(handle: try Runtimes.newEffect(in: handle, sync: sync, body: derived, created: { _ in }))
@@ -98,7 +98,7 @@ extension Runtime {
     /// Returns what `apply` returned.
     @discardableResult
     public func withObservationTracking<R>(sync: Bool = false, _ apply: () throws -> R,
-                                           onChange: @escaping () -> Void) throws -> R {
+                                           onChange: @escaping @Sendable () -> Void) throws -> R {
         var result: Result<R, any Error>?
         let body = DerivedBody(run: { _ in onChange() })
         try withoutActuallyEscaping(apply) { apply in

@@ -68,9 +68,9 @@ public final class Observer: @unchecked Sendable {
 /// Calls a Swift closure with decoded values. A value that does not decode
 /// as `V` reaches the handler as nil and is reported to `TetherErrors`.
 final class ClosureSink<V: Decodable>: ObserverSink {
-    private let handler: (ValueChange<V>) -> Void
+    private let handler: @Sendable (ValueChange<V>) -> Void
 
-    init(_ handler: @escaping (ValueChange<V>) -> Void) {
+    init(_ handler: @escaping @Sendable (ValueChange<V>) -> Void) {
         self.handler = handler
         super.init()
     }
@@ -92,14 +92,14 @@ final class ClosureSink<V: Decodable>: ObserverSink {
 extension State {
     /// Calls `handler` when the value changes (`onChange(of:)`, with old
     /// and new values and in registration order).
-    public func observe(_ options: ObserveOptions = [], _ handler: @escaping (ValueChange<T>) -> Void) -> Observer {
+    public func observe(_ options: ObserveOptions = [], _ handler: @escaping @Sendable (ValueChange<T>) -> Void) -> Observer {
         binding.observe(options, handler)
     }
 
     /// Calls `handler` when the member a key path names changes; changes
     /// elsewhere in the value do not wake it.
     public func observe<V: Codable>(_ keyPath: WritableKeyPath<T, V>, _ options: ObserveOptions = [],
-                                    _ handler: @escaping (ValueChange<V>) -> Void) -> Observer {
+                                    _ handler: @escaping @Sendable (ValueChange<V>) -> Void) -> Observer {
         binding(keyPath).observe(options, handler)
     }
 }
@@ -108,14 +108,14 @@ extension Binding {
     /// Calls `handler` when the part this binding names changes. A custom
     /// binding is observed through what its `get` reads (an effect-like
     /// tracking of it); a constant one never changes.
-    public func observe(_ options: ObserveOptions = [], _ handler: @escaping (ValueChange<V>) -> Void) -> Observer {
+    public func observe(_ options: ObserveOptions = [], _ handler: @escaping @Sendable (ValueChange<V>) -> Void) -> Observer {
         do { return try makeObserver(options, handler) } catch {
             fatalError("tether: observing: \(error.message)")
         }
     }
 
     public func makeObserver(_ options: ObserveOptions = [],
-                             _ handler: @escaping (ValueChange<V>) -> Void) throws(TetherError) -> Observer {
+                             _ handler: @escaping @Sendable (ValueChange<V>) -> Void) throws(TetherError) -> Observer {
         guard case let .part(state, path) = storage else {
             throw TetherError(.invalidArgument, "only a binding of a state's part can be observed; observe a computed of a custom binding instead")
         }
