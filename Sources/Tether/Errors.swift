@@ -27,9 +27,12 @@ func fail(_ fn: StaticString, _ error: TetherError) -> Int32 {
 }
 
 /// `error`, said by the C function `fn` about the object `id` of `kind`.
+/// A message that names the handle already ("state handle 0x… is stale")
+/// is not prefixed with it a second time.
 @inline(never)
 func fail(_ fn: StaticString, _ kind: HandleKind, _ id: UInt64, _ error: TetherError) -> Int32 {
-    fail(TetherError(error.code, "\(fn)(\(kind.noun) \(hexHandle(id))): \(error.message)"))
+    if error.message.hasPrefix("\(kind.noun) handle \(hexHandle(id)) ") { return fail(fn, error) }
+    return fail(TetherError(error.code, "\(fn)(\(kind.noun) \(hexHandle(id))): \(error.message)"))
 }
 
 /// Runs one call of the runtime for the C function `fn`: 0, or the error's
