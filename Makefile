@@ -6,12 +6,14 @@
 #   make deps           install libuv1-dev + pkg-config if missing; check swift
 #   make run            build, then build and run the demo (examples-c/demo.c)
 #   make test           swift build + swift test, release build, an install
-#                       check, then every C example; the last line of output
-#                       is "N passed, N failed"
+#                       check, then the C harness (every lesson in examples-c/
+#                       and every case in Tests/CTests/); the last line of
+#                       output is "N passed, N failed". CASE=name runs one
+#                       case (or lesson), ONLY="a b" a few
 #   make install        PREFIX=/usr/local (default), DESTDIR honoured
 #   make check-install  install into a temp prefix and build a program there
 #                       with nothing but pkg-config
-#   make asan | tsan | valgrind    the C examples under a sanitizer
+#   make asan | tsan | valgrind    the C harness under a sanitizer (CASE= too)
 #   make clean
 #
 # Variables: SWIFT (swift), CC (cc), PREFIX (/usr/local), DESTDIR.
@@ -34,7 +36,7 @@ DESTDIR ?=
 VERSION := $(shell sed -n 's/^\#define TETHER_VERSION_STRING "\(.*\)"$$/\1/p' include/tether.h)
 RELEASE_DIR := .build/release
 LIB := $(RELEASE_DIR)/libtether.so
-BIN := examples-c/bin
+BIN := .build-ctests/bin
 
 # The ThreadSanitizer build of the library lives in its own scratch path so it
 # never disturbs the release build (.build-* is gitignored).
@@ -42,7 +44,7 @@ TSAN_SCRATCH := .build-tsan
 TSAN_LIBDIR := $(TSAN_SCRATCH)/debug
 
 # Flags for building a C program against the library in the work tree.
-EXAMPLE_CFLAGS := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -Iexamples-c
+EXAMPLE_CFLAGS := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -ITests/CTests
 EXAMPLE_LIBS = -L$(RELEASE_DIR) -ltether -Wl,-rpath,$(abspath $(RELEASE_DIR)) -lpthread -lm
 
 .PHONY: all build deps run test swift-test install check-install asan tsan valgrind clean bench
@@ -72,11 +74,15 @@ swift-test: deps
 # them with its own, and prints the final "N passed, N failed" line (the
 # exit status is non-zero if anything failed). Only a failed release build
 # stops here, since there would be no library to test.
+# CASE=name (a case of Tests/CTests/cases.h, or a lesson) runs just that one,
+# after the builds; ONLY="a b" a few.
+export CASE ONLY
+
 test: deps
 	@swift_rc=0; { $(SWIFT) build && $(SWIFT) test; } || swift_rc=$$?; \
 	$(SWIFT) build -c release -Xswiftc -static-stdlib || exit 1; \
 	install_rc=0; $(MAKE) --no-print-directory check-install || install_rc=$$?; \
-	EXTRA_RESULTS="swift-test=$$swift_rc check-install=$$install_rc" bash examples-c/run-tests.sh
+	EXTRA_RESULTS="swift-test=$$swift_rc check-install=$$install_rc" bash Tests/CTests/run.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
@@ -96,7 +102,7 @@ check-install:
 	trap 'rm -rf "$$tmp"' EXIT; \
 	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix" DESTDIR= >"$$tmp/install.log" 2>&1 \
 	  || { cat "$$tmp/install.log"; exit 1; }; \
-	cp examples-c/counter.c examples-c/check.h "$$tmp/"; \
+	cp examples-c/counter.c Tests/CTests/check.h "$$tmp/"; \
 	cd "$$tmp"; \
 	export PKG_CONFIG_PATH="$$tmp/prefix/lib/pkgconfig"; \
 	test "$$(pkg-config --modversion tether)" = "$(VERSION)" \
@@ -113,7 +119,7 @@ check-install:
 # AddressSanitizer + UndefinedBehaviorSanitizer on the C side, against the
 # release library (its mallocs and frees are still checked, leaks included).
 asan: build
-	SANITIZE=asan bash examples-c/run-tests.sh
+	SANITIZE=asan bash Tests/CTests/run.sh
 
 # ThreadSanitizer on both sides: a debug build of the library with
 # --sanitize=thread (no static stdlib: the TSan runtime must be shared with
@@ -122,7 +128,7 @@ asan: build
 # the toolchain's lib/swift/linux on LD_LIBRARY_PATH for the Swift runtime.
 tsan: deps
 	$(SWIFT) build -c debug --sanitize=thread --scratch-path $(TSAN_SCRATCH)
-	SANITIZE=tsan TETHER_LIBDIR=$(TSAN_LIBDIR) bash examples-c/run-tests.sh
+	SANITIZE=tsan TETHER_LIBDIR=$(TSAN_LIBDIR) bash Tests/CTests/run.sh
 
 # The benchmark suite: Tether beside GObject, Qt 6 and Swift Observation in
 # one run (installs the anchors' packages when missing, builds everything
@@ -136,7 +142,7 @@ bench:
 
 # Memcheck on the C examples against the release library.
 valgrind: build
-	SANITIZE=valgrind bash examples-c/run-tests.sh
+	SANITIZE=valgrind bash Tests/CTests/run.sh
 
 clean:
 	-$(SWIFT) package clean

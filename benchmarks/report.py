@@ -338,13 +338,13 @@ METHODS = """\
 
 Every driver checks the values and counts BENCHMARKS.md states for each
 workload it runs (the Tether driver reuses the checked ports in
-`examples-c/workloads/` unchanged); a Tether workload whose checks fail
+`benchmarks/workloads/` unchanged); a Tether workload whose checks fail
 reports no figure.
 
 **Tether** (`benchmarks/tether/bench_tether.c`, C, `-O2`). The graph
 workloads run in a `TETHER_LOOP_HOST` runtime (no loop thread) with
 `TETHER_EFFECT_SYNC` effects, every write in its own batch, as
-`examples-c/workloads/` defines them. set+notify and fan-out use
+`benchmarks/workloads/` defines them. set+notify and fan-out use
 `TETHER_OBSERVE_SYNC` observers and are measured in two runtimes: the
 `TETHER_LOOP_HOST` one and the default one (`TETHER_LOOP_THREAD`, with its
 loop thread). Both are thread-safe (every Tether function may be called

@@ -5,7 +5,7 @@
 # (scripts/install-bench-deps.sh) and building the release library.
 #
 #   benchmarks/tether/            C, -O2, against .build/release/libtether.so,
-#                                 reusing examples-c/workloads/*.c unchanged
+#                                 reusing benchmarks/workloads/*.c unchanged
 #   benchmarks/gobject/           C, -O2, GLib/GObject
 #   benchmarks/qt/                C++, -O2, Qt 6 Core (one g++ invocation)
 #   benchmarks/swift-observation/ SwiftPM package, release build, scratch
@@ -60,8 +60,8 @@ if want_sys tether; then
   if [ ! -f "$lib" ]; then
     say "$lib not found (make build)"
     status tether "not built: libtether.so missing"
-  elif "$cc" -std=gnu11 -O2 -Wall -Wextra -Iinclude -Iexamples-c \
-      -o "$bin/bench_tether" benchmarks/tether/bench_tether.c examples-c/workloads/*.c \
+  elif "$cc" -std=gnu11 -O2 -Wall -Wextra -Iinclude -Ibenchmarks \
+      -o "$bin/bench_tether" benchmarks/tether/bench_tether.c benchmarks/workloads/*.c \
       -L"$root/.build/release" -ltether -Wl,-rpath,"$root/.build/release" -lpthread -lm \
       >"$res/tether.build.log" 2>&1; then
     status tether built
@@ -86,9 +86,9 @@ if want_sys qt; then
   # One compiler invocation; the two plain-C files give the same graph
   # shapes and expectations as the Tether port (they make no Tether calls).
   if pkg-config --exists Qt6Core 2>/dev/null &&
-     "$cxx" -O2 -fPIC -Wall -Wextra -Iinclude -Iexamples-c $(pkg-config --cflags Qt6Core) \
+     "$cxx" -O2 -fPIC -Wall -Wextra -Iinclude -Ibenchmarks $(pkg-config --cflags Qt6Core) \
        -o "$bin/bench_qt" benchmarks/qt/bench_qt.cpp \
-       -x c examples-c/workloads/reference.c -x c examples-c/workloads/prng.c -x none \
+       -x c benchmarks/workloads/reference.c -x c benchmarks/workloads/prng.c -x none \
        $(pkg-config --libs Qt6Core) -lpthread -lm >"$res/qt.build.log" 2>&1; then
     status qt built
   else

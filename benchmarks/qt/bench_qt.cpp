@@ -28,7 +28,7 @@
  * figure and a note; a wrong value reports no figure.
  *
  * The PRNG, the dynamic graphs' shape and the cellx expectations come from
- * examples-c/workloads/prng.c and reference.c (plain C, no Tether calls),
+ * benchmarks/workloads/prng.c and reference.c (plain C, no Tether calls),
  * so this builds the very same graphs.
  */
 #include <QCoreApplication>
@@ -711,7 +711,7 @@ static void bench_cellx(void) {
 }
 
 /* The cases' names, groups and (n, scount) for COUNT, exactly as
- * examples-c/workloads/sbench.c has them (that file makes Tether calls, so it
+ * benchmarks/workloads/sbench.c has them (that file makes Tether calls, so it
  * is not linked here). */
 static const char *const sb_names[WL_SB_CASES] = {
     "createSignals", "create0to1",   "create1to1",   "create2to1",    "create4to1",

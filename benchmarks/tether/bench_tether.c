@@ -2,7 +2,7 @@
  * bench_tether.c — Tether's side of the benchmark suite (`make bench`).
  *
  * Every graph workload of /work/shared/BENCHMARKS.md, reusing the checked
- * ports in examples-c/workloads/ unchanged (the same code `make test` runs
+ * ports in benchmarks/workloads/ unchanged (the same code `make test` runs
  * with small counts), with the clock put around the phases BENCHMARKS.md
  * times; plus set+notify, fan-out, cross-thread delivery and memory.
  * A workload whose checks fail reports no time ("ok":false).

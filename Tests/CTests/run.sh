@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# run-tests.sh — the C test suite: builds every examples-c/*.c against
-# libtether.so (a program that includes "workloads/workloads.h" also gets
-# examples-c/workloads/*.c), runs each, and prints one line per program plus
-# a total:
+# run.sh — the C harness: builds the lessons (every examples-c/*.c, each its
+# own program) and the test runner (Tests/CTests/*.c with the benchmark
+# workloads, benchmarks/workloads/*.c) against libtether.so, then runs every
+# lesson and every registered case (cases.h), each case in its own process,
+# and prints one line per lesson or case plus a total:
 #
-#     PASS counter
-#     FAIL threads (exit 1)        <- followed by that program's output
+#     PASS lesson counter
+#     PASS computed_diamond
+#     FAIL threads_derived_writers_and_reader (exit 1)   <- then its output
 #     ...
-#     6 passed, 1 failed
+#     130 passed, 1 failed
 #
 # The last line is always "N passed, N failed"; the exit status is 1 when any
-# program failed (a build failure counts as a failure of that program).
+# lesson or case failed (a build failure counts as a failure).
 #
 # Environment:
 #   CC            C compiler (default cc; the sanitizer modes pick their own
@@ -22,35 +24,37 @@
 #                           TSan build of the library: `make tsan` does)
 #                 valgrind  plain build, each run under valgrind memcheck
 #   TEST_TIMEOUT  seconds per program (default 120; valgrind 600)
-#   ONLY          run just these programs, e.g. ONLY="counter threads"
+#   ONLY          run just these lessons and cases, e.g. ONLY="counter
+#                 computed_diamond"
+#   CASE          run just this one case (make test CASE=computed_diamond)
 #   EXTRA_RESULTS results of steps run before this script, as name=exitcode
 #                 words (make test passes "swift-test=0 check-install=0"):
 #                 reported as PASS/FAIL lines and counted in the total, so
 #                 the last line covers the whole `make test`
 set -u
 
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 root=$(pwd)
 
 libdir=${TETHER_LIBDIR:-.build/release}
 case "$libdir" in /*) ;; *) libdir="$root/$libdir" ;; esac
 mode=${SANITIZE:-}
-bindir="$root/examples-c/bin${mode:+/$mode}"
+bindir="$root/.build-ctests/bin${mode:+/$mode}"
 timeout_s=${TEST_TIMEOUT:-120}
 
 if [ ! -f "$libdir/libtether.so" ]; then
-  echo "run-tests.sh: $libdir/libtether.so not found (build it with: make build)"
+  echo "run.sh: $libdir/libtether.so not found (build it with: make build)"
   echo "0 passed, 1 failed"
   exit 1
 fi
 if ! pkg-config --exists libuv; then
-  echo "run-tests.sh: libuv is not installed (pkg-config libuv); run: make deps"
+  echo "run.sh: libuv is not installed (pkg-config libuv); run: make deps"
   echo "0 passed, 1 failed"
   exit 1
 fi
 
 cc=${CC:-cc}
-cflags=(-std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -g -Iinclude -Iexamples-c)
+cflags=(-std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -g -Iinclude -ITests/CTests -Ibenchmarks)
 # shellcheck disable=SC2207
 cflags+=($(pkg-config --cflags libuv))
 # shellcheck disable=SC2207
@@ -93,17 +97,17 @@ case "$mode" in
     ;;
   valgrind)
     if ! command -v valgrind >/dev/null 2>&1; then
-      echo "run-tests.sh: valgrind is not installed (apt-get install valgrind)"
+      echo "run.sh: valgrind is not installed (apt-get install valgrind)"
       echo "0 passed, 1 failed"
       exit 1
     fi
     runner=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect
             --show-leak-kinds=definite,indirect --error-exitcode=99)
-    [ -f "$root/examples-c/valgrind.supp" ] && runner+=(--suppressions="$root/examples-c/valgrind.supp")
+    [ -f "$root/Tests/CTests/valgrind.supp" ] && runner+=(--suppressions="$root/Tests/CTests/valgrind.supp")
     timeout_s=${TEST_TIMEOUT:-600}
     ;;
   *)
-    echo "run-tests.sh: unknown SANITIZE=$mode (use asan, tsan or valgrind)"
+    echo "run.sh: unknown SANITIZE=$mode (use asan, tsan or valgrind)"
     echo "0 passed, 1 failed"
     exit 1
     ;;
@@ -127,40 +131,74 @@ for result in ${EXTRA_RESULTS:-}; do
   fi
 done
 
-echo "run-tests.sh: ${mode:-plain} build with $cc against $libdir/libtether.so"
+# Runs one built program (a lesson, or the runner with a case name) and
+# reports it.
+run_one() {
+  local label=$1 log=$2
+  shift 2
+  env "${run_env[@]}" timeout -k 10 "$timeout_s" "${runner[@]}" "$@" >"$log" 2>&1
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo "PASS $label"
+    passed=$((passed + 1))
+    return
+  fi
+  local why
+  case "$rc" in
+    124) why="exit $rc: timed out after ${timeout_s}s" ;;
+    99) why="exit $rc: valgrind found errors" ;;
+    *) if [ "$rc" -gt 128 ]; then why="exit $rc: killed by signal $((rc - 128))"; else why="exit $rc"; fi ;;
+  esac
+  echo "FAIL $label ($why)"
+  sed 's/^/    /' "$log"
+  failed=$((failed + 1))
+  failed_names+=("$label")
+}
+
+wanted() {
+  if [ -n "${CASE:-}" ]; then [ "$1" = "$CASE" ]; return; fi
+  [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]
+}
+
+echo "run.sh: ${mode:-plain} build with $cc against $libdir/libtether.so"
+
+# The lessons: each a program that must exit 0.
 for src in examples-c/*.c; do
   name=$(basename "$src" .c)
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
+  wanted "$name" || continue
   exe="$bindir/$name"
   log="$bindir/$name.log"
-  # A program that includes "workloads/workloads.h" (the benchmark
-  # workloads, reusable code) is linked with every examples-c/workloads/*.c.
-  extra_srcs=()
-  if grep -q '^#include "workloads/' "$src"; then extra_srcs=(examples-c/workloads/*.c); fi
-  if ! "$cc" "${cflags[@]}" -o "$exe" "$src" "${extra_srcs[@]}" "${ldflags[@]}" >"$log" 2>&1; then
-    echo "FAIL $name (build failed)"
+  if ! "$cc" "${cflags[@]}" -o "$exe" "$src" "${ldflags[@]}" >"$log" 2>&1; then
+    echo "FAIL lesson $name (build failed)"
     sed 's/^/    /' "$log"
     failed=$((failed + 1))
     failed_names+=("$name")
     continue
   fi
-  env "${run_env[@]}" timeout -k 10 "$timeout_s" "${runner[@]}" "$exe" >"$log" 2>&1
-  rc=$?
-  if [ "$rc" -eq 0 ]; then
-    echo "PASS $name"
-    passed=$((passed + 1))
-  else
-    case "$rc" in
-      124) why="exit $rc: timed out after ${timeout_s}s" ;;
-      99) why="exit $rc: valgrind found errors" ;;
-      *) if [ "$rc" -gt 128 ]; then why="exit $rc: killed by signal $((rc - 128))"; else why="exit $rc"; fi ;;
-    esac
-    echo "FAIL $name ($why)"
-    sed 's/^/    /' "$log"
-    failed=$((failed + 1))
-    failed_names+=("$name")
-  fi
+  run_one "lesson $name" "$log" "$exe"
 done
+
+# The cases: one runner, one process per case.
+tests_exe="$bindir/tether-tests"
+tests_log="$bindir/tether-tests.build.log"
+if ! "$cc" "${cflags[@]}" -o "$tests_exe" Tests/CTests/*.c benchmarks/workloads/*.c "${ldflags[@]}" >"$tests_log" 2>&1; then
+  echo "FAIL tether-tests (build failed)"
+  sed 's/^/    /' "$tests_log"
+  failed=$((failed + 1))
+  failed_names+=("tether-tests")
+else
+  found=0
+  while read -r name; do
+    wanted "$name" || continue
+    found=1
+    run_one "$name" "$bindir/$name.log" "$tests_exe" "$name"
+  done < <("$tests_exe" --list)
+  if [ -n "${CASE:-}" ] && [ "$found" -eq 0 ]; then
+    echo "FAIL $CASE (no such case or lesson; $tests_exe --list shows the cases)"
+    failed=$((failed + 1))
+    failed_names+=("$CASE")
+  fi
+fi
 
 if [ "$failed" -gt 0 ]; then echo "failed: ${failed_names[*]}"; fi
 echo "$passed passed, $failed failed"

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <uv.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -241,10 +242,25 @@ static void errors_stay_precise(void) {
   CHECK_OK(tether_runtime_free(single));
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(single_thread_bad_options) {
   bad_options();
+  return check_report("single_thread_bad_options");
+}
+
+TEST_CASE(single_thread_host_mode) {
   host_mode();
+  return check_report("single_thread_host_mode");
+}
+
+TEST_CASE(single_thread_external_mode) {
   external_mode();
+  return check_report("single_thread_external_mode");
+}
+
+TEST_CASE(single_thread_errors_stay_precise) {
   errors_stay_precise();
-  return check_report("single_thread");
+  return check_report("single_thread_errors_stay_precise");
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -998,26 +999,104 @@ static void test_after_runtime_free(tether_runtime_t other_rt) {
   }
 }
 
-int main(void) {
-  tether_runtime_t rt;
-
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(bad_input_error_strings) {
   test_error_strings();
-  test_value_constructors();
-  test_value_readers();
-  test_bad_json();
-  test_to_json();
-  test_pointers();
-  test_runtime_options();
+  return check_report("bad_input_error_strings");
+}
 
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("bad_input");
+TEST_CASE(bad_input_value_constructors) {
+  test_value_constructors();
+  return check_report("bad_input_value_constructors");
+}
+
+TEST_CASE(bad_input_value_readers) {
+  test_value_readers();
+  return check_report("bad_input_value_readers");
+}
+
+TEST_CASE(bad_input_bad_json) {
+  test_bad_json();
+  return check_report("bad_input_bad_json");
+}
+
+TEST_CASE(bad_input_to_json) {
+  test_to_json();
+  return check_report("bad_input_to_json");
+}
+
+TEST_CASE(bad_input_pointers) {
+  test_pointers();
+  return check_report("bad_input_pointers");
+}
+
+TEST_CASE(bad_input_runtime_options) {
+  test_runtime_options();
+  return check_report("bad_input_runtime_options");
+}
+
+TEST_CASE(bad_input_runtime_calls) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_runtime_calls(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_runtime_calls");
+}
+
+TEST_CASE(bad_input_state_args) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_state_args(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_state_args");
+}
+
+TEST_CASE(bad_input_type_lock) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_type_lock(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_type_lock");
+}
+
+TEST_CASE(bad_input_state_paths) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_state_paths(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_state_paths");
+}
+
+TEST_CASE(bad_input_nan_state) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_nan_state(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_nan_state");
+}
+
+TEST_CASE(bad_input_handles) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_handles(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_handles");
+}
+
+TEST_CASE(bad_input_observer_args) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_observer_args(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bad_input_observer_args");
+}
+
+TEST_CASE(bad_input_after_runtime_free) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_after_runtime_free(rt);
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("bad_input");
+  return check_report("bad_input_after_runtime_free");
 }

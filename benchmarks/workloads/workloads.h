@@ -8,7 +8,7 @@
  * graphs). Each one checks the values and call counts BENCHMARKS.md states,
  * so every run checks itself; none of them times anything. Two users:
  *
- *  - examples-c/graph_workloads.c runs every workload once with small counts
+ *  - Tests/CTests/graph_workloads.c runs every workload once with small counts
  *    (part of the C test suite);
  *  - the benchmark driver runs the same code with the full counts and puts
  *    its clock around the phases BENCHMARKS.md times, which is why most

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -1442,42 +1443,134 @@ static void bad_input(tether_runtime_t rt) {
   CHECK_OK(tether_state_free(s));
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(computed_value_setters) {
+  main_thread = pthread_self();
+  value_setters();
+  return check_report("computed_value_setters");
+}
+
+TEST_CASE(computed_lazy_and_cached) {
   tether_runtime_t rt;
   main_thread = pthread_self();
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("computed");
-
-  printf("computed: value setters (the result slot)\n");
-  value_setters();
-  printf("computed: lazy and cached\n");
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   lazy_and_cached(rt);
-  printf("computed: the diamond is glitch-free\n");
-  diamond(rt);
-  printf("computed: equality cutoff\n");
-  equality_cutoff(rt);
-  printf("computed: dynamic dependencies\n");
-  dynamic_dependencies(rt);
-  printf("computed: cycles\n");
-  cycles(rt);
-  printf("computed: cached errors\n");
-  cached_errors(rt);
-  printf("computed: untracked reads\n");
-  untracked(rt);
-  printf("computed: observing computeds\n");
-  observing(rt);
-  printf("computed: reading part of a computed (tether_computed_get_path)\n");
-  reading_paths(rt);
-  printf("computed: chains and batches\n");
-  chains(rt);
-  printf("computed: freed states\n");
-  freed_states(rt);
-  printf("computed: freeing computeds\n");
-  freeing_computeds(rt);
-  printf("computed: freeing the runtime with live computeds\n");
-  runtime_free_with_computeds();
-  printf("computed: bad input\n");
-  bad_input(rt);
-
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("computed");
+  return check_report("computed_lazy_and_cached");
+}
+
+TEST_CASE(computed_diamond) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  diamond(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_diamond");
+}
+
+TEST_CASE(computed_equality_cutoff) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  equality_cutoff(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_equality_cutoff");
+}
+
+TEST_CASE(computed_dynamic_dependencies) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  dynamic_dependencies(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_dynamic_dependencies");
+}
+
+TEST_CASE(computed_cycles) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cycles(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_cycles");
+}
+
+TEST_CASE(computed_cached_errors) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cached_errors(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_cached_errors");
+}
+
+TEST_CASE(computed_untracked) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  untracked(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_untracked");
+}
+
+TEST_CASE(computed_observing) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  observing(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_observing");
+}
+
+TEST_CASE(computed_reading_paths) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  reading_paths(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_reading_paths");
+}
+
+TEST_CASE(computed_chains) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  chains(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_chains");
+}
+
+TEST_CASE(computed_freed_states) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  freed_states(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_freed_states");
+}
+
+TEST_CASE(computed_freeing_computeds) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  freeing_computeds(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_freeing_computeds");
+}
+
+TEST_CASE(computed_runtime_free_with_computeds) {
+  main_thread = pthread_self();
+  runtime_free_with_computeds();
+  return check_report("computed_runtime_free_with_computeds");
+}
+
+TEST_CASE(computed_bad_input) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  bad_input(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_bad_input");
 }

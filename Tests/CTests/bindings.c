@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -1649,25 +1650,118 @@ static void test_custom_frees_itself(tether_runtime_t rt) {
   CHECK_OK(tether_state_free(sf.source));
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(bindings_state_binding) {
   tether_runtime_t rt;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("bindings");
-
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_state_binding(rt);
-  test_projection(rt);
-  test_index(rt);
-  test_constant(rt);
-  test_custom(rt);
-  test_custom_frees_itself(rt);
-  test_null_out(rt);
-  test_stale(rt);
-  test_observers(rt);
-  callbacks_inside(rt, TETHER_OBSERVE_SYNC);
-  callbacks_inside(rt, 0);
-  test_bind(rt);
-  test_runtime_teardown();
-
   CHECK_OK(tether_runtime_flush(rt));
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("bindings");
+  return check_report("bindings_state_binding");
+}
+
+TEST_CASE(bindings_projection) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_projection(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_projection");
+}
+
+TEST_CASE(bindings_index) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_index(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_index");
+}
+
+TEST_CASE(bindings_constant) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_constant(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_constant");
+}
+
+TEST_CASE(bindings_custom) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_custom(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_custom");
+}
+
+TEST_CASE(bindings_custom_frees_itself) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_custom_frees_itself(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_custom_frees_itself");
+}
+
+TEST_CASE(bindings_null_out) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_null_out(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_null_out");
+}
+
+TEST_CASE(bindings_stale) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_stale(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_stale");
+}
+
+TEST_CASE(bindings_observers) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_observers(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_observers");
+}
+
+TEST_CASE(bindings_callbacks_inside_sync) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  callbacks_inside(rt, TETHER_OBSERVE_SYNC);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_callbacks_inside_sync");
+}
+
+TEST_CASE(bindings_callbacks_inside_loop) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  callbacks_inside(rt, 0);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_callbacks_inside_loop");
+}
+
+TEST_CASE(bindings_bind) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_bind(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("bindings_bind");
+}
+
+TEST_CASE(bindings_runtime_teardown) {
+  test_runtime_teardown();
+  return check_report("bindings_runtime_teardown");
 }

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -548,34 +549,128 @@ static void bad_input(tether_runtime_t rt) {
   CHECK_OK(tether_state_free(s));
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(tracking_fires_once_loop) {
   tether_runtime_t rt;
   main_thread = pthread_self();
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("tracking");
-
-  printf("tracking: fires once (loop, then SYNC)\n");
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   fires_once(rt, 0);
-  fires_once(rt, TETHER_EFFECT_SYNC);
-  printf("tracking: cancel\n");
-  cancel_before_change(rt, 0);
-  cancel_before_change(rt, TETHER_EFFECT_SYNC);
-  cancel_while_owed(rt);
-  printf("tracking: batches\n");
-  batches(rt, 0);
-  batches(rt, TETHER_EFFECT_SYNC);
-  printf("tracking: through a computed\n");
-  through_a_computed(rt);
-  printf("tracking: re-arming from on_change (loop, then SYNC)\n");
-  rearming(rt, 0);
-  rearming(rt, TETHER_EFFECT_SYNC);
-  printf("tracking: a change on another thread during apply\n");
-  change_during_apply(rt, 0);
-  change_during_apply(rt, TETHER_EFFECT_SYNC);
-  printf("tracking: runtime teardown\n");
-  runtime_free_with_tracking();
-  printf("tracking: bad input\n");
-  bad_input(rt);
-
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("tracking");
+  return check_report("tracking_fires_once_loop");
+}
+
+TEST_CASE(tracking_fires_once_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  fires_once(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_fires_once_sync");
+}
+
+TEST_CASE(tracking_cancel_before_change_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cancel_before_change(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_cancel_before_change_loop");
+}
+
+TEST_CASE(tracking_cancel_before_change_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cancel_before_change(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_cancel_before_change_sync");
+}
+
+TEST_CASE(tracking_cancel_while_owed) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cancel_while_owed(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_cancel_while_owed");
+}
+
+TEST_CASE(tracking_batches_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  batches(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_batches_loop");
+}
+
+TEST_CASE(tracking_batches_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  batches(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_batches_sync");
+}
+
+TEST_CASE(tracking_through_a_computed) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  through_a_computed(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_through_a_computed");
+}
+
+TEST_CASE(tracking_rearming_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  rearming(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_rearming_loop");
+}
+
+TEST_CASE(tracking_rearming_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  rearming(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_rearming_sync");
+}
+
+TEST_CASE(tracking_change_during_apply_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  change_during_apply(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_change_during_apply_loop");
+}
+
+TEST_CASE(tracking_change_during_apply_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  change_during_apply(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_change_during_apply_sync");
+}
+
+TEST_CASE(tracking_runtime_free_with_tracking) {
+  main_thread = pthread_self();
+  runtime_free_with_tracking();
+  return check_report("tracking_runtime_free_with_tracking");
+}
+
+TEST_CASE(tracking_bad_input) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  bad_input(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("tracking_bad_input");
 }

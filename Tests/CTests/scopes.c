@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -649,20 +650,73 @@ static void test_runtime_teardown(void) {
   CHECK_ERR(tether_binding_free(b), TETHER_ESTALE);
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(scopes_owns) {
   tether_runtime_t rt;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("scopes");
-
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_owns(rt);
-  test_nested(rt);
-  test_enter_leave(rt);
-  free_from_callback(rt, TETHER_OBSERVE_SYNC);
-  free_from_callback(rt, 0);
-  test_threads(rt);
-  test_free_while_entered(rt);
-  test_runtime_teardown();
-
   CHECK_OK(tether_runtime_flush(rt));
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("scopes");
+  return check_report("scopes_owns");
+}
+
+TEST_CASE(scopes_nested) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_nested(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("scopes_nested");
+}
+
+TEST_CASE(scopes_enter_leave) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_enter_leave(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("scopes_enter_leave");
+}
+
+TEST_CASE(scopes_free_from_callback_sync) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_from_callback(rt, TETHER_OBSERVE_SYNC);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("scopes_free_from_callback_sync");
+}
+
+TEST_CASE(scopes_free_from_callback_loop) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_from_callback(rt, 0);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("scopes_free_from_callback_loop");
+}
+
+TEST_CASE(scopes_threads) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_threads(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("scopes_threads");
+}
+
+TEST_CASE(scopes_free_while_entered) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_free_while_entered(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("scopes_free_while_entered");
+}
+
+TEST_CASE(scopes_runtime_teardown) {
+  test_runtime_teardown();
+  return check_report("scopes_runtime_teardown");
 }

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -923,48 +924,188 @@ static void bad_input(tether_runtime_t rt) {
   CHECK_OK(tether_state_free(s));
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(effects_first_run) {
   tether_runtime_t rt;
   main_thread = pthread_self();
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("effects");
-
-  printf("effects: the first run (SYNC, then loop)\n");
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   first_run(rt);
-  printf("effects: re-runs\n");
-  reruns(rt);
-  printf("effects: once per write, once per batch\n");
-  once_per_write_or_batch(rt);
-  printf("effects: changed and changed back in a batch\n");
-  changed_back_in_batch(rt);
-  printf("effects: cleanup order\n");
-  cleanup_order(rt, TETHER_EFFECT_SYNC);
-  cleanup_order(rt, 0);
-  printf("effects: freeing an effect from its own run\n");
-  free_from_own_run(rt, TETHER_EFFECT_SYNC);
-  free_from_own_run(rt, 0);
-  printf("effects: freeing an effect from its cleanup\n");
-  free_from_cleanup(rt, TETHER_EFFECT_SYNC);
-  free_from_cleanup(rt, 0);
-  printf("effects: freeing an effect inside a batch\n");
-  free_inside_batch(rt, TETHER_EFFECT_SYNC);
-  free_inside_batch(rt, 0);
-  printf("effects: an effect that wakes itself\n");
-  self_waking(TETHER_EFFECT_SYNC);
-  self_waking(0);
-  ping_pong(TETHER_EFFECT_SYNC);
-  ping_pong(0);
-  printf("effects: a chain of effects\n");
-  chain(rt, TETHER_EFFECT_SYNC);
-  chain(rt, 0);
-  printf("effects: an effect over a switching computed\n");
-  computed_switch(rt);
-  printf("effects: untracked reads\n");
-  untracked_in_effect(rt);
-  printf("effects: freeing the runtime with live effects\n");
-  runtime_free_with_effects();
-  printf("effects: bad input\n");
-  bad_input(rt);
-
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("effects");
+  return check_report("effects_first_run");
+}
+
+TEST_CASE(effects_reruns) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  reruns(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_reruns");
+}
+
+TEST_CASE(effects_once_per_write_or_batch) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  once_per_write_or_batch(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_once_per_write_or_batch");
+}
+
+TEST_CASE(effects_changed_back_in_batch) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  changed_back_in_batch(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_changed_back_in_batch");
+}
+
+TEST_CASE(effects_cleanup_order_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cleanup_order(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_cleanup_order_sync");
+}
+
+TEST_CASE(effects_cleanup_order_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  cleanup_order(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_cleanup_order_loop");
+}
+
+TEST_CASE(effects_free_from_own_run_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_from_own_run(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_free_from_own_run_sync");
+}
+
+TEST_CASE(effects_free_from_own_run_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_from_own_run(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_free_from_own_run_loop");
+}
+
+TEST_CASE(effects_free_from_cleanup_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_from_cleanup(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_free_from_cleanup_sync");
+}
+
+TEST_CASE(effects_free_from_cleanup_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_from_cleanup(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_free_from_cleanup_loop");
+}
+
+TEST_CASE(effects_free_inside_batch_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_inside_batch(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_free_inside_batch_sync");
+}
+
+TEST_CASE(effects_free_inside_batch_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  free_inside_batch(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_free_inside_batch_loop");
+}
+
+TEST_CASE(effects_self_waking_sync) {
+  main_thread = pthread_self();
+  self_waking(TETHER_EFFECT_SYNC);
+  return check_report("effects_self_waking_sync");
+}
+
+TEST_CASE(effects_self_waking_loop) {
+  main_thread = pthread_self();
+  self_waking(0);
+  return check_report("effects_self_waking_loop");
+}
+
+TEST_CASE(effects_ping_pong_sync) {
+  main_thread = pthread_self();
+  ping_pong(TETHER_EFFECT_SYNC);
+  return check_report("effects_ping_pong_sync");
+}
+
+TEST_CASE(effects_ping_pong_loop) {
+  main_thread = pthread_self();
+  ping_pong(0);
+  return check_report("effects_ping_pong_loop");
+}
+
+TEST_CASE(effects_chain_sync) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  chain(rt, TETHER_EFFECT_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_chain_sync");
+}
+
+TEST_CASE(effects_chain_loop) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  chain(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_chain_loop");
+}
+
+TEST_CASE(effects_computed_switch) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  computed_switch(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_computed_switch");
+}
+
+TEST_CASE(effects_untracked_in_effect) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  untracked_in_effect(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_untracked_in_effect");
+}
+
+TEST_CASE(effects_runtime_free_with_effects) {
+  main_thread = pthread_self();
+  runtime_free_with_effects();
+  return check_report("effects_runtime_free_with_effects");
+}
+
+TEST_CASE(effects_bad_input) {
+  tether_runtime_t rt;
+  main_thread = pthread_self();
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  bad_input(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_bad_input");
 }

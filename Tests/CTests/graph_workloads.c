@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 #include "workloads/workloads.h"
@@ -225,26 +226,44 @@ static void test_dynamic_table(const wl_options_t *opts, int steady, long diviso
   }
 }
 
-int main(void) {
-  wl_options_t handles;
-  tether_runtime_t shared;
-  const char *full = getenv("GRAPH_WORKLOADS_FULL");
-
+/* The cases of this suite, registered in cases.h (Tests/CTests/runner.c
+ * runs one by name). */
+TEST_CASE(graph_workloads_references) {
   test_prng();
   test_cellx_reference();
   test_dynamic_reference();
+  return check_report("graph_workloads_references");
+}
 
-  /* One runtime per build, freed by cleanup() (the default). */
+/* One runtime per build, freed by cleanup() (the default). */
+TEST_CASE(graph_workloads_kairo) {
   test_kairo(NULL);
+  return check_report("graph_workloads_kairo");
+}
+
+TEST_CASE(graph_workloads_cellx) {
   test_cellx(NULL, 1000, 1);
+  return check_report("graph_workloads_cellx");
+}
+
+TEST_CASE(graph_workloads_sbench) {
   test_sbench(NULL, 1000);
+  return check_report("graph_workloads_sbench");
+}
+
+TEST_CASE(graph_workloads_dynamic) {
   test_dynamic_fresh(NULL);
   test_dynamic_table(NULL, 0, 100);
 #if !UNDER_TSAN
   test_dynamic_table(NULL, 1, 10);
 #endif
+  return check_report("graph_workloads_dynamic");
+}
 
-  /* Builds in one long-lived runtime; cleanup() frees every handle. */
+/* Builds in one long-lived runtime; cleanup() frees every handle. */
+TEST_CASE(graph_workloads_shared_runtime) {
+  wl_options_t handles;
+  tether_runtime_t shared;
   if (CHECK_OK(wl_runtime_new(&shared))) {
     handles.dispose = WL_DISPOSE_HANDLES;
     handles.runtime = shared;
@@ -255,12 +274,19 @@ int main(void) {
     test_dynamic_table(&handles, 0, 100);
     CHECK_OK(tether_runtime_free(shared));
   }
+  return check_report("graph_workloads_shared_runtime");
+}
 
-  if (full != NULL && full[0] == '1') {
-    test_dynamic_table(NULL, 1, 1);
-    test_cellx(NULL, 2500, 1);
-    test_cellx(NULL, 5000, 1);
-    test_sbench(NULL, 100000);
+/* The full sizes, only with GRAPH_WORKLOADS_FULL=1 (minutes, not seconds). */
+TEST_CASE(graph_workloads_full) {
+  const char *full = getenv("GRAPH_WORKLOADS_FULL");
+  if (full == NULL || full[0] != '1') {
+    printf("graph_workloads_full: skipped (set GRAPH_WORKLOADS_FULL=1)\n");
+    return 0;
   }
-  return check_report("graph_workloads");
+  test_dynamic_table(NULL, 1, 1);
+  test_cellx(NULL, 2500, 1);
+  test_cellx(NULL, 5000, 1);
+  test_sbench(NULL, 100000);
+  return check_report("graph_workloads_full");
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -586,30 +587,83 @@ static void flush_inside(tether_runtime_t rt) {
   EXPECT_DESTROYED_ONCE(&sync_flusher);
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(callbacks_writes_from_callbacks) {
   tether_runtime_t rt;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("callbacks");
-
-  printf("callbacks: writes from callbacks\n");
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   writes_from_callbacks(rt);
-  printf("callbacks: feedback loops end with TETHER_ELOOP\n");
-  feedback_loop(10, 0);
-  feedback_loop(10, TETHER_OBSERVE_SYNC);
-  feedback_loop(0, 0); /* the default limit, 100 rounds */
-  printf("callbacks: removing observers from callbacks (loop, then SYNC)\n");
-  removing_observers(rt, 0);
-  removing_observers(rt, TETHER_OBSERVE_SYNC);
-  printf("callbacks: freeing the state from its callback (loop, then SYNC)\n");
-  freeing_the_state(rt, 0);
-  freeing_the_state(rt, TETHER_OBSERVE_SYNC);
-  printf("callbacks: freeing the runtime from a callback (loop, then SYNC)\n");
-  freeing_the_runtime(0);
-  freeing_the_runtime(TETHER_OBSERVE_SYNC);
-  printf("callbacks: freeing a runtime with live observers\n");
-  freeing_with_live_observers();
-  printf("callbacks: flush inside callbacks\n");
-  flush_inside(rt);
-
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("callbacks");
+  return check_report("callbacks_writes_from_callbacks");
+}
+
+TEST_CASE(callbacks_feedback_loop_10_loop) {
+  feedback_loop(10, 0);
+  return check_report("callbacks_feedback_loop_10_loop");
+}
+
+TEST_CASE(callbacks_feedback_loop_10_sync) {
+  feedback_loop(10, TETHER_OBSERVE_SYNC);
+  return check_report("callbacks_feedback_loop_10_sync");
+}
+
+TEST_CASE(callbacks_feedback_loop_0_loop) {
+  feedback_loop(0, 0);
+  return check_report("callbacks_feedback_loop_0_loop");
+}
+
+TEST_CASE(callbacks_removing_observers_loop) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  removing_observers(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("callbacks_removing_observers_loop");
+}
+
+TEST_CASE(callbacks_removing_observers_sync) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  removing_observers(rt, TETHER_OBSERVE_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("callbacks_removing_observers_sync");
+}
+
+TEST_CASE(callbacks_freeing_the_state_loop) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  freeing_the_state(rt, 0);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("callbacks_freeing_the_state_loop");
+}
+
+TEST_CASE(callbacks_freeing_the_state_sync) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  freeing_the_state(rt, TETHER_OBSERVE_SYNC);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("callbacks_freeing_the_state_sync");
+}
+
+TEST_CASE(callbacks_freeing_the_runtime_loop) {
+  freeing_the_runtime(0);
+  return check_report("callbacks_freeing_the_runtime_loop");
+}
+
+TEST_CASE(callbacks_freeing_the_runtime_sync) {
+  freeing_the_runtime(TETHER_OBSERVE_SYNC);
+  return check_report("callbacks_freeing_the_runtime_sync");
+}
+
+TEST_CASE(callbacks_freeing_with_live_observers) {
+  freeing_with_live_observers();
+  return check_report("callbacks_freeing_with_live_observers");
+}
+
+TEST_CASE(callbacks_flush_inside) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  flush_inside(rt);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("callbacks_flush_inside");
 }

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -1175,20 +1176,73 @@ static void test_concurrent(void) {
   pthread_mutex_destroy(&ts.mu);
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(transactions_commit) {
   tether_runtime_t rt;
-  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("transactions");
-
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
   test_commit(rt);
-  test_abort(rt);
-  test_nested(rt);
-  test_threads_and_errors(rt);
-  test_metadata(rt);
-  test_doomed(rt);
-  test_replay(rt);
-  test_concurrent();
-
   CHECK_OK(tether_runtime_flush(rt));
   CHECK_OK(tether_runtime_free(rt));
-  return check_report("transactions");
+  return check_report("transactions_commit");
+}
+
+TEST_CASE(transactions_abort) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_abort(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("transactions_abort");
+}
+
+TEST_CASE(transactions_nested) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_nested(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("transactions_nested");
+}
+
+TEST_CASE(transactions_threads_and_errors) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_threads_and_errors(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("transactions_threads_and_errors");
+}
+
+TEST_CASE(transactions_metadata) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_metadata(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("transactions_metadata");
+}
+
+TEST_CASE(transactions_doomed) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_doomed(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("transactions_doomed");
+}
+
+TEST_CASE(transactions_replay) {
+  tether_runtime_t rt;
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return 1;
+  test_replay(rt);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("transactions_replay");
+}
+
+TEST_CASE(transactions_concurrent) {
+  test_concurrent();
+  return check_report("transactions_concurrent");
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -112,9 +113,20 @@ static void free_during_write(void) {
   expect_gone(&n);
 }
 
-int main(void) {
+/* The cases of this suite, registered in cases.h: each runs one section
+ * with its own runtime, so a case never depends on another having run
+ * (Tests/CTests/runner.c runs one by name). */
+TEST_CASE(free_in_callbacks_free_during_computed_read) {
   free_during_computed_read();
+  return check_report("free_in_callbacks_free_during_computed_read");
+}
+
+TEST_CASE(free_in_callbacks_free_during_effect_creation) {
   free_during_effect_creation();
+  return check_report("free_in_callbacks_free_during_effect_creation");
+}
+
+TEST_CASE(free_in_callbacks_free_during_write) {
   free_during_write();
-  return check_report("free_in_callbacks");
+  return check_report("free_in_callbacks_free_during_write");
 }

@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <stdio.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -216,7 +217,9 @@ static void outside_read_waits_for_callbacks(void) {
   CHECK_OK(tether_runtime_free(rt));
 }
 
-int main(void) {
+/* Writers on several threads, a reader on another: a computed over every
+ * counter, a loop and a SYNC effect; totals exact, callbacks never overlap. */
+static void writers_and_reader(void) {
   tether_runtime_t rt;
   tether_effect_t loop_effect, sync_effect;
   pthread_t writers[WRITERS], reader_thread;
@@ -257,7 +260,15 @@ int main(void) {
 
   CHECK_OK(tether_runtime_free(rt));
   CHECK_INT_EQ(shared.destroyed, 3);
+}
 
+/* The cases of this suite, registered in cases.h. */
+TEST_CASE(threads_derived_writers_and_reader) {
+  writers_and_reader();
+  return check_report("threads_derived_writers_and_reader");
+}
+
+TEST_CASE(threads_derived_outside_read_waits) {
   outside_read_waits_for_callbacks();
-  return check_report("threads_derived");
+  return check_report("threads_derived_outside_read_waits");
 }
