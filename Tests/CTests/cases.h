@@ -145,6 +145,15 @@
   X(graph_workloads_full) \
   X(threads_derived_writers_and_reader) \
   X(threads_derived_outside_read_waits) \
+  X(scenario_counter) \
+  X(scenario_profile) \
+  X(scenario_shop) \
+  X(scenario_recipe_editor) \
+  X(scenario_picker_hooks) \
+  X(scenario_settings_panel) \
+  X(scenario_temperature) \
+  X(scenario_host_loop) \
+  X(scenario_threads) \
   /* end of the list */
 
 #endif

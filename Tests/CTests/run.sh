@@ -163,9 +163,11 @@ wanted() {
 echo "run.sh: ${mode:-plain} build with $cc against $libdir/libtether.so"
 
 # The lessons: each a program that must exit 0.
+found=0
 for src in examples-c/*.c; do
   name=$(basename "$src" .c)
   wanted "$name" || continue
+  found=1
   exe="$bindir/$name"
   log="$bindir/$name.log"
   if ! "$cc" "${cflags[@]}" -o "$exe" "$src" "${ldflags[@]}" >"$log" 2>&1; then
@@ -187,7 +189,6 @@ if ! "$cc" "${cflags[@]}" -o "$tests_exe" Tests/CTests/*.c benchmarks/workloads/
   failed=$((failed + 1))
   failed_names+=("tether-tests")
 else
-  found=0
   while read -r name; do
     wanted "$name" || continue
     found=1

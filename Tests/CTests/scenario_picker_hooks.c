@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cases.h"
 #include "check.h"
 #include "tether.h"
 
@@ -252,7 +253,9 @@ static int label_calls(label_t *l) {
 
 /* ------------------------------------------------------------------------- */
 
-int main(void) {
+/* Registered in cases.h: the whole story of the lesson of the same name,
+ * with every check it made when it was the lesson itself. */
+TEST_CASE(scenario_picker_hooks) {
   tether_runtime_t rt;
   tether_state_t selection, cup_size;
   tether_binding_t picker_binding, label_binding;
