@@ -2,7 +2,7 @@
  * graph_workloads.c — every graph workload of /work/shared/BENCHMARKS.md
  * (kairo suite, cellx, S.js-style creation/update, "reactively" dynamic
  * graphs), run once with small counts as a test. The workloads themselves
- * live in examples-c/workloads/ and are the same code the benchmark driver
+ * live in benchmarks/workloads/ and are the same code the benchmark driver
  * runs at full size with a clock around it; here each must report no
  * mismatch.
  *
