@@ -8,16 +8,16 @@ import TetherCore
 /// are cut, and (c) carry its cause (transaction metadata and wave), so a
 /// chain of reactions keeps the transaction that started it. The entries are
 /// C thread-locals (CTether.h), read through C accessors.
-enum DeliveryContext {
+@usableFromInline enum DeliveryContext {
     /// The round a write from this thread gets for `runtime`: 0 outside its callbacks.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func round(for runtime: UInt64) -> UInt32 {
         guard let d = entry(of: runtime) else { return 0 }
         return tether_internal_entry_round(UInt32(d))
     }
 
     /// The innermost callback entry of `runtime` on this thread.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func entry(of runtime: UInt64) -> Int? {
         let depth = tether_internal_get_depth()
         if depth == 0 { return nil }
@@ -25,10 +25,11 @@ enum DeliveryContext {
         return d < 0 ? nil : Int(d)
     }
 
-    static func isDelivering(_ runtime: UInt64) -> Bool { entry(of: runtime) != nil }
+    @inlinable static func isDelivering(_ runtime: UInt64) -> Bool { entry(of: runtime) != nil }
 
     /// What caused the callback of `runtime` this thread is running (empty
     /// outside its callbacks).
+    @usableFromInline
     static func cause(for runtime: UInt64) -> Cause {
         guard let d = entry(of: runtime) else { return Cause() }
         let meta = tether_internal_entry_meta(UInt32(d))

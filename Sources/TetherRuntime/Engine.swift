@@ -11,28 +11,28 @@ import TetherCore
 /// here. `deliveryLock` is held by whichever thread is running callbacks, so
 /// callbacks never run concurrently; it is always taken before `lock`, never
 /// while holding it.
-package final class Engine {
+@usableFromInline package final class Engine {
     enum Mode { case thread, host, external }
 
     let slot: RuntimeSlot
-    let slotIndex: Int
-    let generation: UInt32
+    @usableFromInline let slotIndex: Int
+    @usableFromInline let generation: UInt32
     let mode: Mode
-    let graph: RuntimeGraph
+    @usableFromInline let graph: RuntimeGraph
     /// The graph lock: the slot's (slots and their locks are never freed),
     /// or a single-threaded runtime's own disabled one. A LockRef, not a
     /// class reference: no refcounting per lock operation (profiled).
-    let lock: LockRef
+    @usableFromInline let lock: LockRef
     /// TETHER_RUNTIME_SINGLE_THREAD: the thread that owns the runtime (its
     /// only caller); 0 for a thread-safe runtime.
     let owner: UInt
     /// A single-threaded runtime's own (disabled) lock; `lock` points at it.
     private let ownLock: Lock?
     /// The runtime's handle id (stored: it keys every DeliveryContext lookup).
-    let id: UInt64
+    @usableFromInline let id: UInt64
 
     /// Set once by tether_runtime_free; every call checks it under `lock`.
-    var dead = false
+    @usableFromInline var dead = false
 
     // Delivery.
     let deliveryLock: LockRef
@@ -41,7 +41,7 @@ package final class Engine {
     var loopDraining = false
     var drainsStarted: UInt64 = 0
     var drainsCompleted: UInt64 = 0
-    var feedbackCuts: UInt64 = 0
+    @usableFromInline var feedbackCuts: UInt64 = 0
     let batch = IndexQueue()          // owned by the deliveryLock holder
     /// The thread that took the delivery lock to write a validated state
     /// (0 when none): it may run validators (Graph.callbacksReady).
@@ -50,10 +50,10 @@ package final class Engine {
     // The loop.
     let loop: UnsafeMutablePointer<uv_loop_t>
     let ownsLoop: Bool
-    let async: UnsafeMutablePointer<uv_async_t>
+    @usableFromInline let async: UnsafeMutablePointer<uv_async_t>
     var thread = uv_thread_t()        // TETHER_LOOP_THREAD: the loop thread
     var loopThread: uv_thread_t       // the thread that runs the loop
-    var asyncClosing = false
+    @usableFromInline var asyncClosing = false
     var insideRun = false             // TETHER_LOOP_HOST: inside tether_runtime_run
     // Teardown requested from inside a callback, finished when it returns.
     var teardownPending = false
@@ -63,7 +63,7 @@ package final class Engine {
 
     // Objects of the C face that are not graph nodes (all under `lock`).
     /// Open transactions and entered scopes, per thread (ThreadContexts.swift).
-    var contexts: [UInt: ThreadContext] = [:]
+    @usableFromInline var contexts: [UInt: ThreadContext] = [:]
     var bindings = HandleTable<BindingRecord>()
     var scopes = HandleTable<ScopeRecord>()
 
@@ -95,7 +95,7 @@ package final class Engine {
 
     /// Called with `lock` held after a graph change: wakes the loop once per
     /// turn. Under the lock so it can never race the handle's close.
-    @inline(__always)
+    @inlinable @inline(__always)
     func wakeLoopIfNeeded() {
         if graph.takeLoopWakeRequest() && !asyncClosing {
             uv_async_send(async)
@@ -113,7 +113,7 @@ package final class Engine {
     /// (its teardown finishes when the callback returns, on this thread), and
     /// another thread's tether_runtime_free waits for the delivery lock, then
     /// drops the runtime while this thread may still be leaving.
-    @inline(__always)
+    @inlinable @inline(__always)
     func pinned<R>(_ body: () -> R) -> R {
         let kept = Unmanaged.passUnretained(self).retain()
         defer { kept.release() }
@@ -121,6 +121,6 @@ package final class Engine {
     }
 
     /// The round a write from the current thread gets in this runtime.
-    @inline(__always)
+    @inlinable @inline(__always)
     var currentRound: UInt32 { DeliveryContext.round(for: id) }
 }

@@ -75,7 +75,7 @@ extension Runtimes {
 
     /// Reads a computed, evaluating it if needed (which runs compute
     /// callbacks), and returns what `read` took from the graph.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func readComputed<T>(_ c: UInt64,
                                         _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T) throws(TetherError) -> T {
         try withAcquired(c, .computed) { engine in
@@ -106,8 +106,8 @@ extension Runtimes {
 
     /// `readComputed` with the lock held: reads, then `leave` releases what
     /// the caller took.
-    @inline(__always)
-    private static func readComputedLocked<T>(_ engine: Engine, _ c: UInt64, tracked: Bool,
+    @inlinable @inline(__always)
+    static func readComputedLocked<T>(_ engine: Engine, _ c: UInt64, tracked: Bool,
                                               _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T,
                                               leave: () -> Void) -> Result<T, TetherError> {
         do throws(TetherError) {
@@ -120,12 +120,12 @@ extension Runtimes {
         }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func readComputed(_ c: UInt64) throws(TetherError) -> Value {
         try readComputed(c) { (graph, id, tracked) throws(TetherError) in try graph.readComputed(id, tracked: tracked) }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func readComputedScalar(_ c: UInt64) throws(TetherError) -> ScalarValue {
         try readComputed(c) { (graph, id, tracked) throws(TetherError) in try graph.readComputedScalar(id, tracked: tracked) }
     }

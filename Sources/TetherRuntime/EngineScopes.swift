@@ -11,6 +11,7 @@ final class ScopeRecord {
 
 extension Engine {
     /// `adopt` for a thread that has something entered somewhere. `lock` held.
+    @usableFromInline
     func adoptSlow(_ handle: UInt64) {
         guard let context = contexts[Engine.currentThread], let scope = context.scopes.last else { return }
         let h = HandleCodec.decode(scope)

@@ -5,7 +5,7 @@ import TetherCore
 // handle and is callable from any thread, including from callbacks.
 
 extension Runtimes {
-    @inline(__always)
+    @inlinable @inline(__always)
     static func stateID(_ id: UInt64) -> StateID {
         let h = HandleCodec.decode(id)
         return StateID(index: h.index, generation: h.generation)
@@ -13,6 +13,7 @@ extension Runtimes {
 
     /// A new state in the runtime `runtime` names, owned by the scope this
     /// thread entered there (if any).
+    @inlinable
     package static func newState(in runtime: UInt64, _ value: Value, typeLocked: Bool) throws(TetherError) -> UInt64 {
         try withAcquired(runtime, .runtime) { engine in
             defer { engine.lock.unlock() }
@@ -105,7 +106,7 @@ extension Runtimes {
 
     /// Runs `read` on the engine `id` names, borrowed (no retain and
     /// release of it) and under its lock, released whatever `read` does.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func borrowingLocked<T>(_ id: UInt64, _ kind: HandleKind,
                                    _ read: (Engine) throws(TetherError) -> T) throws(TetherError) -> T {
         guard let borrowed = RuntimeTable.locked(id, kind) else { throw staleError(kind, id) }

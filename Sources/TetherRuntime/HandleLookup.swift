@@ -16,7 +16,7 @@ extension Runtimes {
     /// release of it; profiled: a refcount round trip per read inside a
     /// compute callback) for `body`, which is entered with the lock held
     /// and must release it.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func withAcquired<R>(_ id: UInt64, _ kind: HandleKind,
                                         _ body: (Engine) -> Result<R, TetherError>) throws(TetherError) -> R {
         guard let borrowed = RuntimeTable.locked(id, kind) else { throw staleError(kind, id) }
@@ -39,7 +39,7 @@ extension Runtimes {
 /// The error for a handle that names no live object of its kind. Kept out
 /// of line: messages are built only on the failure path.
 @inline(never)
-package func staleError(_ kind: HandleKind, _ id: UInt64) -> TetherError {
+@usableFromInline package func staleError(_ kind: HandleKind, _ id: UInt64) -> TetherError {
     if tether_internal_take_wrong_thread() != 0 {
         return TetherError(.wrongThread, "\(kind.noun) handle \(hexHandle(id)) belongs to a single-threaded runtime (TETHER_RUNTIME_SINGLE_THREAD), which only the thread that created it may call")
     }
@@ -69,4 +69,4 @@ extension HandleKind {
 /// and the Swift API. A caseless enum, not static methods of `Engine`: a
 /// class's static method takes its metatype, which costs a metadata
 /// accessor call per C call (profiled on tether_state_get_int).
-package enum Runtimes {}
+@usableFromInline package enum Runtimes {}

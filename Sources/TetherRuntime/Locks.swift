@@ -3,10 +3,10 @@ import CTether
 /// A lock at a stable address (a futex word: CTether.h says why not a
 /// pthread mutex). Paired with `Condition` for flush waits, which
 /// Synchronization.Mutex cannot do.
-final class Lock {
-    let raw: UnsafeMutablePointer<tether_internal_lock_t>
+@usableFromInline final class Lock {
+    @usableFromInline let raw: UnsafeMutablePointer<tether_internal_lock_t>
     /// A single-threaded runtime's locks: every operation is a no-op.
-    let disabled: Bool
+    @usableFromInline let disabled: Bool
 
     init(disabled: Bool = false) {
         self.disabled = disabled
@@ -18,9 +18,9 @@ final class Lock {
         raw.deallocate()
     }
 
-    @inline(__always) func lock() { if !disabled { tether_internal_lock(raw) } }
-    @inline(__always) func unlock() { if !disabled { tether_internal_unlock(raw) } }
-    @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
+    @inlinable @inline(__always) func lock() { if !disabled { tether_internal_lock(raw) } }
+    @inlinable @inline(__always) func unlock() { if !disabled { tether_internal_unlock(raw) } }
+    @inlinable @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
 }
 
 /// A borrowed view of a `Lock` for hot paths: a plain value, so using it
@@ -28,18 +28,18 @@ final class Lock {
 /// `unowned(unsafe)` made a +1 copy each time; profiled at three pairs per
 /// delivered call). Valid while its `Lock` lives: the runtime keeps the one
 /// it wraps alive (slots are never freed; its own locks are stored too).
-struct LockRef {
-    let raw: UnsafeMutablePointer<tether_internal_lock_t>
-    let disabled: Bool
+@usableFromInline struct LockRef {
+    @usableFromInline let raw: UnsafeMutablePointer<tether_internal_lock_t>
+    @usableFromInline let disabled: Bool
 
     init(_ lock: Lock) {
         raw = lock.raw
         disabled = lock.disabled
     }
 
-    @inline(__always) func lock() { if !disabled { tether_internal_lock(raw) } }
-    @inline(__always) func unlock() { if !disabled { tether_internal_unlock(raw) } }
-    @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
+    @inlinable @inline(__always) func lock() { if !disabled { tether_internal_lock(raw) } }
+    @inlinable @inline(__always) func unlock() { if !disabled { tether_internal_unlock(raw) } }
+    @inlinable @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
 }
 
 /// Waits for a broadcast while holding a `Lock` (see tether_internal_cond_wait).

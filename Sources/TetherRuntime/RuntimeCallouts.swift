@@ -24,7 +24,7 @@ extension Engine {
 
     /// Puts a new object into the scope this thread entered in this runtime,
     /// if any. `lock` held.
-    @inline(__always)
+    @inlinable @inline(__always)
     func adopt(_ handle: UInt64) {
         if tether_internal_get_contexts() == 0 { return }
         adoptSlow(handle)

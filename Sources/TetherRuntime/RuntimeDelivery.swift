@@ -77,6 +77,7 @@ extension Engine {
     /// holds `deliveryLock`, the lock that keeps callbacks from running
     /// concurrently. Returns nil (both locks released) if the runtime died
     /// meanwhile; otherwise whether the caller must release `deliveryLock`.
+    @usableFromInline
     func enterEvaluation() -> Bool? {
         if DeliveryContext.isDelivering(id) { return false }
         if deliveryLock.tryLock() { return true }
@@ -93,7 +94,7 @@ extension Engine {
 
     /// Ends `enterEvaluation`: entered with `lock` held, releases it, runs
     /// releases the evaluation left behind, then the delivery lock if owned.
-    @inline(__always)
+    @inlinable @inline(__always)
     func leaveEvaluation(ownsDelivery: Bool) {
         if !ownsDelivery && !graph.hasDeferredReleases && !graph.wantsLoopWake {
             lock.unlock()  // a read nested in a callback: nothing else to do
@@ -102,7 +103,8 @@ extension Engine {
         finishEvaluation(ownsDelivery: ownsDelivery)
     }
 
-    private func finishEvaluation(ownsDelivery: Bool) {
+    @usableFromInline
+    func finishEvaluation(ownsDelivery: Bool) {
         let deferred = graph.hasDeferredReleases ? graph.takeDeferredReleases() : nil
         wakeLoopIfNeeded()
         // Whether a callback asked for a teardown: read under the lock we
@@ -142,7 +144,7 @@ extension Engine {
     /// returning to the writer. Returns with `lock` released.
     /// Pinned: callers may hold the runtime borrowed (RuntimeTable.withAcquired),
     /// and a callback run here may free it.
-    @inline(__always)
+    @usableFromInline
     func deliverSyncLocked() {
         pinned { deliverSyncPinned() }
     }

@@ -9,7 +9,7 @@ import TetherCore
 /// closure wrapped the C function in a second one (profiled: two refcount
 /// round trips and ~60 instructions per recompute). Here the C compute
 /// function is called directly.
-final class RuntimeGraph: Graph {
+@usableFromInline final class RuntimeGraph: Graph {
     /// The runtime's graph lock (a borrowed view; the runtime keeps it alive).
     let lock: LockRef
     /// The runtime's handle id, the key of its DeliveryContext entries.

@@ -5,8 +5,8 @@ import TetherCore
 /// thread holding a stale handle can always lock the slot it names and find
 /// out, under that lock, that its runtime is gone. The slot's lock is the
 /// runtime's graph lock: one lock per call on the hot path.
-final class RuntimeSlot {
-    let lock = Lock()
+@usableFromInline final class RuntimeSlot {
+    @usableFromInline let lock = Lock()
     var runtime: Engine? {
         didSet { fastRuntime = runtime.map { .passUnretained($0) } }
     }
@@ -14,12 +14,12 @@ final class RuntimeSlot {
     /// trip: `runtime` keeps it alive, and it is only read under `lock`
     /// (or, for a single-threaded runtime, by its owner thread: the slot's
     /// owner is kept in tether_internal_slot_owners, atomically).
-    var fastRuntime: Unmanaged<Engine>?
+    @usableFromInline var fastRuntime: Unmanaged<Engine>?
     /// Outlives each runtime in the slot, so ids are never reissued by the next one.
     var generations = GenerationCounter()
 }
 
-enum RuntimeTable {
+@usableFromInline enum RuntimeTable {
     /// Made on first use (the first runtime), and published by address in
     /// tether_internal_slot_objects for the lookups: reading one there costs
     /// no retain (they are never freed) and no swift_once.
@@ -66,7 +66,7 @@ enum RuntimeTable {
         return runtime._withUnsafeGuaranteedRef(body)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func locked(_ id: UInt64, _ kind: HandleKind) -> Unmanaged<Engine>? {
         let h = HandleCodec.decode(id)
         guard h.kind == kind.rawValue, h.slot < HandleCodec.maxRuntimes else { return nil }
@@ -83,8 +83,8 @@ enum RuntimeTable {
         }
     }
 
-    @inline(__always)
-    private static func live(_ runtime: Unmanaged<Engine>, _ h: DecodedHandle, _ kind: HandleKind) -> Bool {
+    @inlinable @inline(__always)
+    static func live(_ runtime: Unmanaged<Engine>, _ h: DecodedHandle, _ kind: HandleKind) -> Bool {
         runtime._withUnsafeGuaranteedRef {
             !$0.dead && (kind != .runtime || (h.generation == $0.generation && h.index == 0))
         }
@@ -92,8 +92,8 @@ enum RuntimeTable {
 
     /// `locked` for a TETHER_RUNTIME_SINGLE_THREAD runtime: no lock, but
     /// only on its owner thread (others get nil and TETHER_ETHREAD).
-    @inline(__always)
-    private static func lockedSingleThreaded(_ slot: RuntimeSlot, _ h: DecodedHandle,
+    @inlinable @inline(__always)
+    static func lockedSingleThreaded(_ slot: RuntimeSlot, _ h: DecodedHandle,
                                              _ kind: HandleKind) -> Unmanaged<Engine>? {
         guard tether_internal_slot_owner(Int32(h.slot)) == Engine.currentThread else {
             tether_internal_set_wrong_thread(1)

@@ -5,7 +5,7 @@ import TetherCore
 /// bindings): refuses writes from compute callbacks and validators, stages
 /// writes inside a transaction, runs validators (callbacks) under the
 /// delivery lock, and delivers SYNC observers before returning.
-enum WriteOutcome {
+@usableFromInline enum WriteOutcome {
     case done(revision: UInt64)   // applied (revision: the state's, if asked)
     case staged                   // held by this thread's open transaction
     case failed(TetherError)
@@ -15,7 +15,7 @@ extension Engine {
     /// Entered with `lock` held (RuntimeTable.acquire); returns with it
     /// released. `check` runs first on the state's value as this thread
     /// sees it (index projections refuse to append with it).
-    @inline(__always)
+    @inlinable @inline(__always)
     func write(_ s: StateID, _ op: WriteOp, wantRevision: Bool = false,
                check: ((Value) throws(TetherError) -> Void)? = nil) -> WriteOutcome {
         let depth = tether_internal_get_depth()
@@ -52,7 +52,8 @@ extension Engine {
     }
 
     /// Inside a transaction: stage. A refused write dooms the transaction.
-    private func stage(_ s: StateID, _ op: WriteOp, _ context: ThreadContext,
+    @usableFromInline
+    func stage(_ s: StateID, _ op: WriteOp, _ context: ThreadContext,
                        _ check: ((Value) throws(TetherError) -> Void)?) -> WriteOutcome {
         do throws(TetherError) {
             if let check {
@@ -73,7 +74,8 @@ extension Engine {
     /// A state with a validator: the validator is a callback, so this thread
     /// takes the delivery lock first (callbacks never run concurrently).
     /// Pinned, as `deliverSyncLocked` is: a callback may free the runtime.
-    private func writeValidated(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
+    @usableFromInline
+    func writeValidated(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
                                 _ check: ((Value) throws(TetherError) -> Void)?) -> WriteOutcome {
         pinned { writeValidatedPinned(s, op, wantRevision, check) }
     }
@@ -103,8 +105,8 @@ extension Engine {
 
     /// Checks and applies one write. `lock` held. Returns the state's
     /// revision when asked (0 otherwise).
-    @inline(__always)
-    private func apply(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
+    @inlinable @inline(__always)
+    func apply(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
                        _ check: ((Value) throws(TetherError) -> Void)?) throws(TetherError) -> UInt64 {
         if let check { try check(graph.read(s)) }
         try graph.write(op, to: s, round: currentRound)
@@ -113,7 +115,7 @@ extension Engine {
 
     /// A state's value as this thread sees it: its own staged value inside a
     /// transaction (read-your-writes), else the committed one. `lock` held.
-    @inline(__always)
+    @usableFromInline
     func visibleValue(_ s: StateID, tracked: Bool) throws(TetherError) -> Value {
         if !tracked, let context = openTransaction(), let staged = context.writes.staged(s) {
             _ = try graph.read(s)  // still report a freed state

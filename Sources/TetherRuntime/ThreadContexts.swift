@@ -5,13 +5,13 @@ import TetherCore
 /// What one thread has open in one runtime: its transactions (innermost
 /// last, sharing one write set; each keeps the write set as it was when it
 /// began, its savepoint) and the scopes it entered (innermost last).
-final class ThreadContext {
-    struct OpenTransaction {
+@usableFromInline final class ThreadContext {
+    @usableFromInline struct OpenTransaction {
         let id: UInt64
         let meta: TransactionMeta
         let savepoint: WriteSet
     }
-    var transactions: [OpenTransaction] = []
+    @usableFromInline var transactions: [OpenTransaction] = []
     var writes = WriteSet()
     var scopes: [UInt64] = []
 
@@ -21,8 +21,8 @@ final class ThreadContext {
 /// A transaction's info as C reads it: a stable tether_transaction_info_t
 /// with its own copy of the tag, freed when the last write or callback
 /// that carries it is done (the graph holds it in pending calls).
-package final class TransactionMeta {
-    package let info: UnsafeMutablePointer<tether_transaction_info_t>
+@usableFromInline package final class TransactionMeta {
+    @usableFromInline package let info: UnsafeMutablePointer<tether_transaction_info_t>
 
     package init(_ given: tether_transaction_info_t?) {
         info = .allocate(capacity: 1)
@@ -40,18 +40,18 @@ package final class TransactionMeta {
     }
 
     /// The C view of a cause's metadata (nil for writes outside transactions).
-    package static func info(of cause: Cause) -> UnsafePointer<tether_transaction_info_t>? {
+    @inlinable package static func info(of cause: Cause) -> UnsafePointer<tether_transaction_info_t>? {
         guard let meta = cause.meta else { return nil }
         return UnsafePointer(unsafeDowncast(meta, to: TransactionMeta.self).info)
     }
 }
 
 extension Engine {
-    static var currentThread: UInt { UInt(pthread_self()) }
+    @inlinable static var currentThread: UInt { UInt(pthread_self()) }
 
     /// This thread's context in this runtime, if it has one. `lock` held.
     /// Nearly free when the thread has nothing open anywhere.
-    @inline(__always)
+    @inlinable @inline(__always)
     func threadContext() -> ThreadContext? {
         if tether_internal_get_contexts() == 0 { return nil }
         return contexts[Engine.currentThread]
@@ -71,7 +71,7 @@ extension Engine {
     }
 
     /// This thread's innermost open transaction, if any. `lock` held.
-    @inline(__always)
+    @inlinable @inline(__always)
     func openTransaction() -> ThreadContext? {
         guard let context = threadContext(), !context.transactions.isEmpty else { return nil }
         return context
