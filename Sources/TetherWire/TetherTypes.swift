@@ -128,9 +128,9 @@ public enum Write: Sendable, Equatable {
 
     enum Kind: String, CaseIterable { case set, remove }
 
-    /// Reads `op`, `value` and `bytes_at`.
-    init(_ f: Fields) throws(VarlinkError) {
-        switch try f.enumeration("op", Kind.self) {
+    /// Reads `value` and `bytes_at` for a write of this kind (`op`).
+    init(_ kind: Kind, _ f: Fields) throws(VarlinkError) {
+        switch kind {
         case .set:
             self = .set(try f.value("value", bytesAt: "bytes_at"))
         case .remove:
@@ -170,9 +170,10 @@ public struct Op: WireStruct {
     public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
         let f = try Fields(value, parameter: parameter)
         try f.rejectUnknown(["op", "name", "path", "value", "bytes_at"])
+        let kind = try f.enumeration("op", Write.Kind.self)
         name = try f.stateName("name", limits)
         path = try f.path("path")
-        write = try Write(f)
+        write = try Write(kind, f)
     }
 
     public var wireValue: Value {
@@ -365,9 +366,10 @@ public struct Change: WireStruct {
     public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
         let f = try Fields(value, parameter: parameter)
         name = try f.string("name")
+        let kind = try f.enumeration("op", Write.Kind.self)
         _ = try f.string("path")  // required, even for the root
         path = try f.path("path")
-        write = try Write(f)
+        write = try Write(kind, f)
     }
 
     public var wireValue: Value {
