@@ -144,14 +144,16 @@ public enum Write: Sendable, Equatable {
         }
     }
 
-    func write(into b: inout ObjectBuilder) {
+    var kind: Kind {
         switch self {
-        case .set(let value):
-            b["op"] = .string(Kind.set.rawValue)
-            b.set("value", value: value, bytesAt: "bytes_at")
-        case .remove:
-            b["op"] = .string(Kind.remove.rawValue)
+        case .set: .set
+        case .remove: .remove
         }
+    }
+
+    /// Writes `value` and `bytes_at` (for a set).
+    func writeValue(into b: inout ObjectBuilder) {
+        if case .set(let value) = self { b.set("value", value: value, bytesAt: "bytes_at") }
     }
 }
 
@@ -178,9 +180,10 @@ public struct Op: WireStruct {
 
     public var wireValue: Value {
         var b = ObjectBuilder()
-        write.write(into: &b)
+        b["op"] = .string(write.kind.rawValue)
         b.set("name", name)
         b.set("path", path)
+        write.writeValue(into: &b)
         return b.value
     }
 }
@@ -375,8 +378,9 @@ public struct Change: WireStruct {
     public var wireValue: Value {
         var b = ObjectBuilder()
         b.set("name", name)
-        write.write(into: &b)
+        b["op"] = .string(write.kind.rawValue)
         b["path"] = .string(path.description)
+        write.writeValue(into: &b)
         return b.value
     }
 }

@@ -180,10 +180,10 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
         #expect(text(TransactionParameters(ops: [Op(name: "a", path: JSONPointer(tokens: ["n"]), write: .set(.int(1))),
                                                  Op(name: "b", write: .remove)],
                                            preconditions: [Precondition(name: "a", revision: 4)]).wireValue)
-            == #"{"ops":[{"op":"set","value":1,"name":"a","path":"/n"},{"op":"remove","name":"b"}],"preconditions":[{"name":"a","revision":4}]}"#)
+            == #"{"ops":[{"op":"set","name":"a","path":"/n","value":1},{"op":"remove","name":"b"}],"preconditions":[{"name":"a","revision":4}]}"#)
         #expect(text(WatchReply(event: .change([Change(name: "settings", path: JSONPointer(tokens: ["theme"]), write: .set(.string("light")))],
                                                tag: "ui", origin: 7), revision: 10, epoch: "e").wireValue)
-            == #"{"event":"change","revision":10,"epoch":"e","changes":[{"name":"settings","op":"set","value":"light","path":"/theme"}],"tag":"ui","origin":7}"#)
+            == #"{"event":"change","revision":10,"epoch":"e","changes":[{"name":"settings","op":"set","path":"/theme","value":"light"}],"tag":"ui","origin":7}"#)
         #expect(text(WatchReply(event: .snapshot(Entry(name: "gone", value: nil, modified: 0), resync: true), revision: 10, epoch: "e").wireValue)
             == #"{"event":"snapshot","revision":10,"epoch":"e","state":{"name":"gone","exists":false,"modified":0},"resync":true}"#)
         #expect(text(Descriptor(type: .double, readOnly: true, range: NumericRange(minimum: 0, maximum: 1)).wireValue)
