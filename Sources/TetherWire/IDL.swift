@@ -119,6 +119,10 @@ public struct VarlinkInterface: Sendable {
     public let members: [IDLMember]
     /// The text it was parsed from, as GetInterfaceDescription returns it.
     public let text: String
+    /// Members by name, so that resolving a call is not a search.
+    private let methodsByName: [String: IDLMethod]
+    private let typesByName: [String: IDLTypeAlias]
+    private let errorsByName: [String: IDLErrorType]
 
     public init(parsing text: String) throws(IDLError) {
         var parser = IDLParser(Array(text.utf8))
@@ -127,26 +131,33 @@ public struct VarlinkInterface: Sendable {
         doc = parsed.doc
         members = parsed.members
         self.text = text
+        var methods: [String: IDLMethod] = [:]
+        var types: [String: IDLTypeAlias] = [:]
+        var errors: [String: IDLErrorType] = [:]
+        for member in members {
+            switch member {
+            case .method(let m): methods[m.name] = m
+            case .type(let t): types[t.name] = t
+            case .error(let e): errors[e.name] = e
+            }
+        }
+        methodsByName = methods
+        typesByName = types
+        errorsByName = errors
     }
 
     public func member(named name: String) -> IDLMember? {
-        members.first { $0.name == name }
-    }
-
-    public func method(named name: String) -> IDLMethod? {
-        if case .method(let m)? = member(named: name) { return m }
+        if let m = methodsByName[name] { return .method(m) }
+        if let t = typesByName[name] { return .type(t) }
+        if let e = errorsByName[name] { return .error(e) }
         return nil
     }
 
-    public func typeAlias(named name: String) -> IDLTypeAlias? {
-        if case .type(let t)? = member(named: name) { return t }
-        return nil
-    }
+    public func method(named name: String) -> IDLMethod? { methodsByName[name] }
 
-    public func errorType(named name: String) -> IDLErrorType? {
-        if case .error(let e)? = member(named: name) { return e }
-        return nil
-    }
+    public func typeAlias(named name: String) -> IDLTypeAlias? { typesByName[name] }
+
+    public func errorType(named name: String) -> IDLErrorType? { errorsByName[name] }
 
     public var methods: [IDLMethod] {
         members.compactMap { if case .method(let m) = $0 { m } else { nil } }

@@ -8,10 +8,20 @@ enum Names {
     private static func isUpper(_ b: UInt8) -> Bool { b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") }
     private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 
+    /// Runs `check` on the name's UTF-8 without copying it (every call
+    /// checks its method name, so this is on the daemon's hot path).
+    private static func utf8<R>(_ name: String, _ check: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        var name = name
+        return name.withUTF8(check)
+    }
+
     /// interface_name: `[a-z]+ ("." [a-z0-9]+ ("-" [a-z0-9]+)*)+`, or the
     /// same with a first label "xn--" [a-z0-9]+ (an IDNA label).
     static func interfaceNameProblem(_ name: String) -> String? {
-        let bytes = Array(name.utf8)
+        utf8(name, interfaceNameProblem)
+    }
+
+    static func interfaceNameProblem(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard !bytes.isEmpty else { return "an interface name cannot be empty" }
         var i = 0
         if bytes.starts(with: "xn--".utf8) {
@@ -55,7 +65,10 @@ enum Names {
 
     /// name (of a type, method or error): `[A-Z][A-Za-z0-9]*`.
     static func memberNameProblem(_ name: String) -> String? {
-        let bytes = Array(name.utf8)
+        utf8(name, memberNameProblem)
+    }
+
+    static func memberNameProblem(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard let first = bytes.first else { return "a name cannot be empty" }
         guard isUpper(first) else { return "a type, method or error name starts with an uppercase letter" }
         guard bytes.dropFirst().allSatisfy({ isUpper($0) || isLower($0) || isDigit($0) }) else {
@@ -67,34 +80,35 @@ enum Names {
     /// field_name: `[A-Za-z](_?[A-Za-z0-9])*` (the grammar of varlink.org;
     /// its PEG is stricter, lowercase only, and our interface keeps to it).
     static func fieldNameProblem(_ name: String) -> String? {
-        let bytes = Array(name.utf8)
-        guard let first = bytes.first else { return "a field name cannot be empty" }
-        guard isUpper(first) || isLower(first) else { return "a field name starts with a letter" }
-        var afterUnderscore = false
-        for b in bytes.dropFirst() {
-            if b == UInt8(ascii: "_") {
-                if afterUnderscore { return "a field name cannot have two \"_\" in a row" }
-                afterUnderscore = true
-            } else if isUpper(b) || isLower(b) || isDigit(b) {
-                afterUnderscore = false
-            } else {
-                return "a field name has letters, digits and single \"_\" only"
+        utf8(name) { bytes in
+            guard let first = bytes.first else { return "a field name cannot be empty" }
+            guard isUpper(first) || isLower(first) else { return "a field name starts with a letter" }
+            var afterUnderscore = false
+            for b in bytes.dropFirst() {
+                if b == UInt8(ascii: "_") {
+                    if afterUnderscore { return "a field name cannot have two \"_\" in a row" }
+                    afterUnderscore = true
+                } else if isUpper(b) || isLower(b) || isDigit(b) {
+                    afterUnderscore = false
+                } else {
+                    return "a field name has letters, digits and single \"_\" only"
+                }
             }
+            if afterUnderscore { return "a field name cannot end with \"_\"" }
+            return nil
         }
-        if afterUnderscore { return "a field name cannot end with \"_\"" }
-        return nil
     }
 
     /// "interface.Member": a valid interface name, a dot, a valid member name.
     static func qualifiedMemberProblem(_ name: String) -> String? {
-        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")) else {
-            return "expected \"interface.Name\", such as \"io.tether.Get\""
+        utf8(name) { bytes in
+            guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")) else {
+                return "expected \"interface.Name\", such as \"io.tether.Get\""
+            }
+            if let problem = interfaceNameProblem(UnsafeBufferPointer(rebasing: bytes[..<dot])) { return problem }
+            if let problem = memberNameProblem(UnsafeBufferPointer(rebasing: bytes[(dot + 1)...])) { return problem }
+            return nil
         }
-        let interface = String(name[..<dot])
-        let member = String(name[name.utf8.index(after: dot)...])
-        if let problem = interfaceNameProblem(interface) { return problem }
-        if let problem = memberNameProblem(member) { return problem }
-        return nil
     }
 }
 

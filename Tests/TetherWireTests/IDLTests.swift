@@ -272,6 +272,17 @@ private func idlError(_ text: String, sourceLocation: SourceLocation = #_sourceL
         #expect(error?.name == "org.varlink.service.InvalidParameter")
     }
 
+    @Test func parametersCanBeLeftToTheTypedModel() throws {
+        let call = Call(method: "io.tether.Get", parameters: jsonObject(#"{"name":7}"#))
+        #expect(try VarlinkService.tetherd.check(call, checkingParameters: false).name == "Get")
+        #expect(checkError(call)?.parameters["parameter"] == .string("name"))
+        // Resolution and ExpectedMore are still checked.
+        #expect(varlinkError { try VarlinkService.tetherd.check(Call(method: "io.tether.Watch"), checkingParameters: false) }?.name
+            == "org.varlink.service.ExpectedMore")
+        #expect(varlinkError { try VarlinkService.tetherd.check(Call(method: "io.tether.Nope"), checkingParameters: false) }?.name
+            == "org.varlink.service.MethodNotFound")
+    }
+
     @Test func upgradeIsRefused() {
         let error = checkError(Call(method: "io.tether.Get", parameters: jsonObject(#"{"name":"a"}"#), upgrade: true))
         #expect(error?.name == "io.tether.InvalidCall")
