@@ -49,6 +49,16 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/Sources/Tether/exports.map"])]
         ),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
+        // The Varlink protocol tetherd and its clients speak: framing,
+        // calls and replies, the io.tether interface (protocol/*.varlink)
+        // and its typed model. Pure Swift on TetherCore's JSON: no sockets,
+        // no threads, so Swift 6 language mode.
+        .target(
+            name: "TetherWire",
+            dependencies: ["TetherCore"],
+            swiftSettings: fastPaths
+        ),
+        .testTarget(name: "TetherWireTests", dependencies: ["TetherWire", "TetherCore"], exclude: ["check_idl.py"]),
         // A short Swift program that teaches the Swift API (`swift run tether-swift-example`).
         .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime"]),
         // The Swift API's tests; they link the C face too, to prove that C
