@@ -5,7 +5,10 @@
 #    pkg-config itself: installed with apt-get when missing (as root, or
 #    through sudo when that exists);
 #  - a Swift toolchain (swift on PATH): only checked; it is not an apt
-#    package, so this says where to get it.
+#    package, so this says where to get it;
+#  - the Python `varlink` package (PyPI), the outside client the protocol
+#    tests check Tether's Varlink interface with: installed with pip when
+#    python3 lacks it (those tests say they were skipped when it cannot be).
 #
 # Idempotent and quiet when everything is there. Exit status 1, with a
 # message saying what to do, when something is missing and cannot be
@@ -48,6 +51,12 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   pkg-config --exists libuv ||
     die "libuv1-dev was installed but 'pkg-config --exists libuv' still fails"
   say "installed ${need_apt[*]}"
+fi
+
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import varlink' >/dev/null 2>&1; then
+  say "missing: the Python varlink package; running: python3 -m pip install varlink"
+  python3 -m pip install -q varlink >/dev/null 2>&1 ||
+    say "warning: pip could not install varlink; the protocol's Python tests will be skipped"
 fi
 
 if ! command -v swift >/dev/null 2>&1; then
