@@ -532,7 +532,13 @@ typedef void (*tether_observer_fn)(const tether_change_t *change, void *user_dat
 /* Observer flags. */
 /* Deliver synchronously at the end of the writer's write, on the writing
  * thread (if another thread is delivering at that moment, that thread runs
- * it; either way it has run when the write returns). Without this flag,
+ * it; either way it has run when the write returns). One call per changing
+ * write from one thread; under concurrent writers, writes that land while
+ * the observer's previous change is still pending (another thread has not
+ * delivered it yet) are coalesced into one call: the calls still chain
+ * (each call's old value is the previous call's new value), none reports
+ * old == new, nothing is delivered twice, and the last call reports the
+ * final value. Without this flag,
  * delivery is on the loop thread, coalesced per loop turn: one call per
  * observer per turn, with the first old value and the last new value, and no
  * call when they are equal. */

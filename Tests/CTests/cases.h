@@ -154,6 +154,7 @@
   X(scenario_temperature) \
   X(scenario_host_loop) \
   X(scenario_threads) \
+  X(sync_contention_calls_chain) \
   /* end of the list */
 
 #endif
