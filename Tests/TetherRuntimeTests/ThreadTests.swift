@@ -62,4 +62,25 @@ import Testing
         }
         #expect(wrong.count == 0)
     }
+
+    /// SYNC observers under concurrent writers coalesce, but the calls
+    /// chain without a gap and end at the final value (tether.h,
+    /// TETHER_OBSERVE_SYNC).
+    @Test func syncCallsChainUnderContention() throws {
+        let rt = try Runtime()
+        let s = rt.state(0)
+        let pairs = Recorder<[Int]>()
+        let token = s.observe(.sync) { pairs.append([$0.old ?? -1, $0.new ?? -1]) }
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            for i in 1...500 { s.value = (t + 1) * 1_000_000 + i }
+        }
+        try rt.flush()
+        let calls = pairs.all
+        #expect(!calls.isEmpty && calls.count <= 4000)
+        #expect(calls.first?[0] == 0)
+        #expect(calls.last?[1] == s.value)
+        #expect(calls.allSatisfy { $0[0] != $0[1] })
+        #expect(zip(calls, calls.dropFirst()).allSatisfy { $0[1] == $1[0] })
+        _ = token
+    }
 }
