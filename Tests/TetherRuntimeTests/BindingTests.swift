@@ -102,4 +102,19 @@ import Testing
         let b = Binding<Int>(get: { 1 }, set: { _ in })
         #expect(throws: TetherError.self) { try b.makeObserver { _ in } }
     }
+
+    @Test func optionalMembersReadAbsentAsNil() throws {
+        struct Profile: Codable, Equatable { var name: String; var nick: String? }
+        let rt = try Runtime()
+        let p = rt.state(Profile(name: "Ada", nick: nil))   // encodes without "nick"
+        let nick = p.binding(\.nick)
+        #expect(nick.path?.description == "/nick")
+        #expect(nick.wrappedValue == nil)
+        nick.wrappedValue = "A."
+        #expect(p.value.nick == "A.")
+        nick.wrappedValue = nil
+        #expect(p.value == Profile(name: "Ada", nick: nil))
+        let missing = Binding<Int>(state: p.handle, path: JSONPointer(tokens: ["age"]))
+        #expect(throws: TetherError.self) { try missing.get() }  // not optional: still an error
+    }
 }

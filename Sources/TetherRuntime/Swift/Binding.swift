@@ -65,7 +65,16 @@ public struct Binding<V: Codable>: @unchecked Sendable {
                 }
                 return try Coding.decode(V.self, from: Runtimes.readState(state))
             }
-            return try Coding.decode(V.self, from: Runtimes.readState(state).value(at: path))
+            let part: Value
+            do throws(TetherError) {
+                part = try Runtimes.readState(state).value(at: path)
+            } catch where error.code == .notFound {
+                // An optional member that encoded as absent (synthesized
+                // Codable omits nil) reads as nil; anything else is an error.
+                if let absent = try? Coding.decode(V.self, from: .null) { return absent }
+                throw error
+            }
+            return try Coding.decode(V.self, from: part)
         case let .custom(get, _):
             return get()
         case let .constant(value):
