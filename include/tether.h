@@ -617,6 +617,23 @@ typedef int (*tether_compute_fn)(tether_value_t *result, void *user_data);
 int tether_computed_new(tether_runtime_t rt, tether_compute_fn fn, void *user_data,
                         tether_destroy_fn destroy, tether_computed_t *out);
 
+/* A computed's own equality (the TC39 Signals proposal's `equals`): returns
+ * true when `new_value` counts as unchanged from `old_value`, so the
+ * computed keeps its old value and wakes nothing downstream. Called after
+ * each evaluation that succeeded when an earlier one had (never for the
+ * first result, nor after an error), as a callback: on the thread that
+ * evaluates, never concurrently with other callbacks, and it must not
+ * write states (a write fails with TETHER_ELOOP). Both values are borrowed
+ * for the call. */
+typedef bool (*tether_equal_fn)(const tether_value_t *old_value, const tether_value_t *new_value,
+                                void *user_data);
+
+/* tether_computed_new with a custom equality for the cutoff (NULL: the
+ * structural equality of tether_value_equal). user_data goes to fn and to
+ * equal. Errors as tether_computed_new. */
+int tether_computed_new_with_equal(tether_runtime_t rt, tether_compute_fn fn, tether_equal_fn equal,
+                                   void *user_data, tether_destroy_fn destroy, tether_computed_t *out);
+
 /* Frees a computed; computeds and effects that read it get TETHER_ESTALE
  * from then on. Its observers end (destroy functions called once).
  * Errors: TETHER_ESTALE. */

@@ -19,6 +19,28 @@ public func tether_computed_new(_ rt: tether_runtime_t, _ fn: tether_compute_fn?
     }
 }
 
+@_cdecl("tether_computed_new_with_equal")
+public func tether_computed_new_with_equal(_ rt: tether_runtime_t, _ fn: tether_compute_fn?, _ equal: tether_equal_fn?,
+                                           _ userData: UnsafeMutableRawPointer?, _ destroy: tether_destroy_fn?,
+                                           _ out: UnsafeMutablePointer<tether_computed_t>?) -> Int32 {
+    guard let out else { return nullOut("tether_computed_new_with_equal") }
+    guard let fn else { return nullOut("tether_computed_new_with_equal", "fn") }
+    let body = CComputeBody(fn, userData, destroy)
+    if let equal {
+        // Both values lent in place for the call, as observers get theirs.
+        body.equals = { old, new in
+            withUnsafePointer(to: old) { o in
+                withUnsafePointer(to: new) { n in
+                    equal(OpaquePointer(UnsafeRawPointer(o)), OpaquePointer(UnsafeRawPointer(n)), userData)
+                }
+            }
+        }
+    }
+    return call("tether_computed_new_with_equal") { () throws(TetherError) in
+        out.pointee = tether_computed_t(id: try Runtimes.newComputed(in: rt.id, body: body))
+    }
+}
+
 @_cdecl("tether_computed_free")
 public func tether_computed_free(_ c: tether_computed_t) -> Int32 {
     computedCall("tether_computed_free", c) { () throws(TetherError) in try Runtimes.freeDerived(c.id, .computed) }

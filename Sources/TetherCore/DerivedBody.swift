@@ -18,6 +18,11 @@ open class DerivedBody {
     /// no closure in between (a closure call retained its context).
     public let computeFunction: ComputeFunction?
     public let userData: UnsafeMutableRawPointer?
+    /// Computed: decides whether a new result counts as unchanged for the
+    /// cutoff (the TC39 proposal's `equals`); nil for structural equality.
+    /// Called as a callback with the old and the new result, only when an
+    /// earlier evaluation succeeded. Set before the node is created.
+    public final var equals: ((Value, Value) -> Bool)?
     /// A custom binding's get rather than a computed's compute (messages).
     public let isBindingGet: Bool
     /// Effect: its body. Tracking: on_change, given the revision.

@@ -368,7 +368,7 @@ extension Graph {
                 derived[d].version = nextVersion
                 nextVersion &+= 1
             }
-        } else if derived[d].flags.contains(.failed) || !cachedValue(of: d, equals: result) {
+        } else if derived[d].flags.contains(.failed) || !unchanged(d, bodyRef, result) {
             setError(d, nil)
             // Moved in, not copied; a scalar it replaces has nothing to
             // release, so it is overwritten without Value's outlined destroy.
@@ -381,6 +381,21 @@ extension Graph {
             derived[d].version = nextVersion
             nextVersion &+= 1
         }
+    }
+
+    /// The cutoff: whether a computed's new result leaves it unchanged, by
+    /// its own `equals` (a callback, when it has one and an earlier result)
+    /// or structurally.
+    @inline(__always)
+    private func unchanged(_ d: Int, _ body: Unmanaged<DerivedBody>, _ result: Value) -> Bool {
+        guard let equals = body._withUnsafeGuaranteedRef({ $0.equals }), derived[d].version != 0 else {
+            return cachedValue(of: d, equals: result)
+        }
+        let old = derived[d].value
+        var same = false
+        // As the compute itself: a callback that must not write.
+        if !callOut(maxRounds, Cause(), { same = equals(old, result) }) { return false }
+        return same
     }
 
     // MARK: - 6. Unlink: stale dependencies and freed sources

@@ -155,6 +155,7 @@
   X(scenario_host_loop) \
   X(scenario_threads) \
   X(sync_contention_calls_chain) \
+  X(computed_custom_equality) \
   /* end of the list */
 
 #endif

@@ -1574,3 +1574,79 @@ TEST_CASE(computed_bad_input) {
   CHECK_OK(tether_runtime_free(rt));
   return check_report("computed_bad_input");
 }
+
+/* ---- a computed's own equality (tether_computed_new_with_equal) --------- */
+
+typedef struct {
+  tether_state_t source;
+  tether_state_t victim; /* the equality tries to write it: refused */
+  int equal_calls;
+  int write_refused;
+} near_t;
+
+static int copy_source(tether_value_t *result, void *user_data) {
+  near_t *n = user_data;
+  double v = 0;
+  int rc = tether_state_get_double(n->source, &v);
+  if (rc != TETHER_OK) return rc;
+  return tether_value_set_double(result, v);
+}
+
+/* Within 1.0 counts as unchanged. */
+static bool within_one(const tether_value_t *old_value, const tether_value_t *new_value, void *user_data) {
+  near_t *n = user_data;
+  double a = 0, b = 0;
+  n->equal_calls++;
+  if (tether_state_set_int(n->victim, 1) == TETHER_ELOOP) n->write_refused++;
+  tether_value_get_double(old_value, &a);
+  tether_value_get_double(new_value, &b);
+  return a - b < 1.0 && b - a < 1.0;
+}
+
+static void count_calls(const tether_change_t *change, void *user_data) {
+  (void)change;
+  (*(int *)user_data)++;
+}
+
+TEST_CASE(computed_custom_equality) {
+  tether_runtime_t rt;
+  tether_computed_t c, plain;
+  tether_observer_t o;
+  near_t n = {{0}, {0}, 0, 0};
+  int observed = 0;
+  double v = 0;
+  int64_t victim = 0;
+
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("computed_custom_equality");
+  CHECK_OK(tether_state_new_double(rt, 1.0, 0, &n.source));
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &n.victim));
+  CHECK_OK(tether_computed_new_with_equal(rt, copy_source, within_one, &n, NULL, &c));
+  CHECK_OK(tether_computed_observe(c, NULL, TETHER_OBSERVE_SYNC, count_calls, &observed, NULL, &o));
+  CHECK_INT_EQ(n.equal_calls, 0); /* the first result is never compared */
+
+  CHECK_OK(tether_state_set_double(n.source, 1.5)); /* within 1.0: unchanged */
+  CHECK_INT_EQ(n.equal_calls, 1);
+  CHECK_INT_EQ(observed, 0);
+  CHECK_OK(tether_computed_get_double(c, &v));
+  CHECK(v == 1.0); /* keeps its old value */
+
+  CHECK_OK(tether_state_set_double(n.source, 3.0)); /* 2.0 away: changed */
+  CHECK_INT_EQ(observed, 1);
+  CHECK_OK(tether_computed_get_double(c, &v));
+  CHECK(v == 3.0);
+
+  /* The equality is a callback that must not write. */
+  CHECK_INT_EQ(n.write_refused, n.equal_calls);
+  CHECK_OK(tether_state_get_int(n.victim, &victim));
+  CHECK_INT_EQ(victim, 0);
+
+  /* NULL equality: the structural one, as tether_computed_new. */
+  CHECK_OK(tether_computed_new_with_equal(rt, copy_source, NULL, &n, NULL, &plain));
+  CHECK_OK(tether_computed_get_double(plain, &v));
+  CHECK(v == 3.0);
+  CHECK_ERR(tether_computed_new_with_equal(rt, NULL, within_one, &n, NULL, &plain), TETHER_EINVAL);
+  CHECK_ERR(tether_computed_new_with_equal(rt, copy_source, within_one, &n, NULL, NULL), TETHER_EINVAL);
+
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("computed_custom_equality");
+}

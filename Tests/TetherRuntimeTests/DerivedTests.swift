@@ -154,4 +154,21 @@ import Testing
         #expect(seen.all == [2])
         _ = token
     }
+
+    @Test func customEqualityCutsOff() throws {
+        let rt = try Runtime()
+        let reading = rt.state(20.0)
+        let compared = Recorder<Int>()
+        let shown = rt.computed(equals: { a, b in compared.append(1); return abs(a - b) < 0.5 }) { reading.value }
+        let seen = Recorder<Double>()
+        let token = shown.observe(.sync) { seen.append($0.new ?? .nan) }
+        #expect(compared.count == 0)           // the first result is never compared
+        reading.value = 20.3                   // within 0.5: unchanged, keeps 20.0
+        #expect(shown.value == 20.0)
+        #expect(seen.all.isEmpty)
+        reading.value = 21.0
+        #expect(seen.all == [21.0])
+        #expect(compared.count == 2)
+        _ = token
+    }
 }

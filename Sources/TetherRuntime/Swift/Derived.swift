@@ -66,6 +66,15 @@ extension Runtime {
     /// A computed value of `compute`, which may read states, bindings and
     /// other computeds (they become its dependencies) but must not write.
     public func computed<T: Codable>(_ compute: @escaping @Sendable () throws -> T) -> Computed<T> {
+        computed(equals: nil, compute)
+    }
+
+    /// A computed whose cutoff is `equals` (the TC39 proposal's option):
+    /// when it returns true for the old and the new result, the computed
+    /// keeps its old value and wakes nothing downstream. It runs as a
+    /// callback (it must not write) and only when there is an old result.
+    public func computed<T: Codable>(equals: (@Sendable (T, T) -> Bool)?,
+                                     _ compute: @escaping @Sendable () throws -> T) -> Computed<T> {
         let body = DerivedBody(compute: { result in
             do {
                 result = try Coding.encode(try compute())
@@ -74,6 +83,15 @@ extension Runtime {
                 return TetherError.from(error)
             }
         })
+        if let equals {
+            body.equals = { old, new in
+                // A result that does not decode counts as changed.
+                guard let a = try? Coding.decode(T.self, from: old), let b = try? Coding.decode(T.self, from: new) else {
+                    return false
+                }
+                return equals(a, b)
+            }
+        }
         do { return Computed(handle: try Runtimes.newComputed(in: handle, body: body)) } catch {
             fatalError("tether: making a computed: \(error.message)")
         }
