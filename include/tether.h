@@ -700,6 +700,15 @@ typedef void (*tether_effect_fn)(tether_effect_t effect, void *user_data);
 /* Runs before each re-run of an effect and when it is freed. */
 typedef void (*tether_cleanup_fn)(void *user_data);
 
+/* Registers one more cleanup for the current run of effect e, from inside
+ * that run (Solid's onCleanup, Vue's onWatcherCleanup): the cleanups a run
+ * registered are called newest first, then the effect's own cleanup, before
+ * its next run and when it is freed (or its runtime is). Each is called
+ * once, as a callback, with its user_data. Errors: TETHER_EINVAL (fn NULL),
+ * TETHER_ESTALE (e), TETHER_EBUSY when e is not running (a cleanup belongs
+ * to a run; register it from inside the effect's callback). */
+int tether_effect_on_cleanup(tether_effect_t e, tether_cleanup_fn fn, void *user_data);
+
 /* Effect flags: run synchronously at the end of the writer's outermost write
  * or batch (TETHER_OBSERVE_SYNC is accepted with the same meaning). */
 #define TETHER_EFFECT_SYNC 1u

@@ -20,6 +20,14 @@ public func tether_effect_new(_ rt: tether_runtime_t, _ flags: UInt32, _ fn: tet
     }
 }
 
+@_cdecl("tether_effect_on_cleanup")
+public func tether_effect_on_cleanup(_ e: tether_effect_t, _ fn: tether_cleanup_fn?, _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let fn else { return nullOut("tether_effect_on_cleanup", "fn") }
+    return call("tether_effect_on_cleanup", .effect, e.id) { () throws(TetherError) in
+        try Runtimes.addCleanup(toEffect: e.id) { fn(userData) }
+    }
+}
+
 @_cdecl("tether_effect_free")
 public func tether_effect_free(_ e: tether_effect_t) -> Int32 {
     call("tether_effect_free", .effect, e.id) { () throws(TetherError) in try Runtimes.freeDerived(e.id, .effect) }

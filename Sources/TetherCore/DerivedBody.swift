@@ -69,6 +69,26 @@ open class DerivedBody {
 
     open func runCleanup() { cleanup?() }
 
+    /// Effect: cleanups registered during the current run (Solid's
+    /// `onCleanup`), run in reverse order before the effect's own cleanup,
+    /// before the next run and on free. Touched only by the thread running
+    /// the effect's callbacks (they never run concurrently).
+    public final var addedCleanups: [() -> Void] = []
+
+    /// Whether a run owes any cleanup call.
+    @inline(__always)
+    public final var hasAnyCleanup: Bool { hasCleanup || !addedCleanups.isEmpty }
+
+    /// The registered cleanups, newest first, then the effect's own.
+    public final func runCleanups() {
+        if !addedCleanups.isEmpty {
+            let added = addedCleanups
+            addedCleanups = []
+            for cleanup in added.reversed() { cleanup() }
+        }
+        if hasCleanup { runCleanup() }
+    }
+
     /// The node's destroy: called once, by `finish`.
     open func runRelease() {
         let r = release
@@ -81,7 +101,7 @@ open class DerivedBody {
     public final func finish() {
         if cleanupOwed {
             cleanupOwed = false
-            runCleanup()
+            runCleanups()
         }
         runRelease()
     }

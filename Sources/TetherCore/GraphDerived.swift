@@ -208,3 +208,24 @@ extension Graph {
         pendingBodyReleases.append(body)
     }
 }
+
+extension Graph {
+    /// Registers a cleanup on a running effect: `id`, or (nil) the innermost
+    /// effect this graph is running. Refused when that effect is not running
+    /// (a cleanup belongs to one run).
+    public func addCleanup(to id: DerivedID?, _ cleanup: @escaping () -> Void) throws(TetherError) {
+        let d: Int
+        if let id {
+            d = try resolve(id, .effect)
+        } else {
+            guard let top = evalStack.last?.node, derived[top].kind == .effect else {
+                throw TetherError(.busy, "no effect is running here: a cleanup is registered from inside an effect's run")
+            }
+            d = top
+        }
+        guard derived[d].flags.contains(.computing), let body = derived[d].body else {
+            throw TetherError(.busy, "the effect is not running: a cleanup is registered from inside its run")
+        }
+        body.addedCleanups.append(cleanup)
+    }
+}

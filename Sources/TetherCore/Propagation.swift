@@ -513,7 +513,7 @@ extension Graph {
         derived[d].running += 1
         if body.cleanupOwed {
             body.cleanupOwed = false
-            if body.hasCleanup { _ = callOut(round &+ 1, Cause()) { body.runCleanup() } }
+            if body.hasAnyCleanup { _ = callOut(round &+ 1, Cause()) { body.runCleanups() } }
             if derived[d].flags.contains(.disposed) {
                 derived[d].running -= 1
                 if derived[d].running == 0 { finishDisposal(d) }

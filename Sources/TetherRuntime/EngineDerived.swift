@@ -134,3 +134,25 @@ extension Runtimes {
         try readComputed(c) { (graph, id, tracked) throws(TetherError) in try graph.readComputed(id, at: path, tracked: tracked) }
     }
 }
+
+extension Runtimes {
+    /// Registers a cleanup on the effect `effect` while it runs (Solid's
+    /// `onCleanup`, Vue's `onWatcherCleanup`): cleanups run newest first,
+    /// before the effect's own cleanup, before its next run and on free.
+    package static func addCleanup(toEffect effect: UInt64, _ cleanup: @escaping () -> Void) throws(TetherError) {
+        let engine = try acquire(effect, .effect)
+        defer { engine.lock.unlock() }
+        try engine.graph.addCleanup(to: HandleCodec.derivedID(effect), cleanup)
+    }
+
+    /// `addCleanup` on the innermost effect of the runtime `rt` running on
+    /// this thread.
+    package static func addCleanup(inRuntime rt: UInt64, _ cleanup: @escaping () -> Void) throws(TetherError) {
+        let engine = try acquire(rt, .runtime)
+        defer { engine.lock.unlock() }
+        guard DeliveryContext.isDelivering(engine.id) else {
+            throw TetherError(.busy, "no effect is running on this thread: a cleanup is registered from inside an effect's run")
+        }
+        try engine.graph.addCleanup(to: nil, cleanup)
+    }
+}

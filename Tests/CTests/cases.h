@@ -156,6 +156,7 @@
   X(scenario_threads) \
   X(sync_contention_calls_chain) \
   X(computed_custom_equality) \
+  X(effects_on_cleanup) \
   /* end of the list */
 
 #endif

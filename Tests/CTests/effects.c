@@ -1109,3 +1109,58 @@ TEST_CASE(effects_bad_input) {
   CHECK_OK(tether_runtime_free(rt));
   return check_report("effects_bad_input");
 }
+
+/* ---- several cleanups per run (tether_effect_on_cleanup) --------------- */
+
+typedef struct {
+  tether_state_t source;
+  char log[256];
+  int runs;
+} cleanup_log_t;
+
+static void log_word(cleanup_log_t *l, const char *word) {
+  size_t used = strlen(l->log);
+  snprintf(l->log + used, sizeof l->log - used, "%s ", word);
+}
+
+static void cleanup_a(void *user_data) { log_word(user_data, "a"); }
+static void cleanup_b(void *user_data) { log_word(user_data, "b"); }
+static void cleanup_own(void *user_data) { log_word(user_data, "own"); }
+
+static void run_with_cleanups(tether_effect_t self, void *user_data) {
+  cleanup_log_t *l = user_data;
+  int64_t v = 0;
+  tether_state_get_int(l->source, &v);
+  l->runs++;
+  log_word(l, "run");
+  CHECK_OK(tether_effect_on_cleanup(self, cleanup_a, l));
+  CHECK_OK(tether_effect_on_cleanup(self, cleanup_b, l));
+  CHECK_ERR(tether_effect_on_cleanup(self, NULL, l), TETHER_EINVAL);
+}
+
+TEST_CASE(effects_on_cleanup) {
+  tether_runtime_t rt;
+  tether_effect_t e;
+  cleanup_log_t l;
+  memset(&l, 0, sizeof l);
+
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("effects_on_cleanup");
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &l.source));
+  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, run_with_cleanups, cleanup_own, &l, NULL, &e));
+  CHECK_STR_EQ(l.log, "run ");
+  /* Outside its run a cleanup has no run to belong to. */
+  CHECK_ERR(tether_effect_on_cleanup(e, cleanup_a, &l), TETHER_EBUSY);
+
+  CHECK_OK(tether_state_set_int(l.source, 1)); /* newest first, then its own, then the re-run */
+  CHECK_STR_EQ(l.log, "run b a own run ");
+  CHECK_OK(tether_effect_free(e)); /* the last run's cleanups, once */
+  CHECK_STR_EQ(l.log, "run b a own run b a own ");
+  CHECK_ERR(tether_effect_on_cleanup(e, cleanup_a, &l), TETHER_ESTALE);
+
+  /* Freeing the runtime runs an effect's owed cleanups too. */
+  memset(l.log, 0, sizeof l.log);
+  CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, run_with_cleanups, NULL, &l, NULL, &e));
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_STR_EQ(l.log, "run b a ");
+  return check_report("effects_on_cleanup");
+}

@@ -171,4 +171,19 @@ import Testing
         #expect(compared.count == 2)
         _ = token
     }
+
+    @Test func effectRunsRegisterSeveralCleanups() throws {
+        let rt = try Runtime()
+        let n = rt.state(0)
+        let log = Recorder<String>()
+        let effect = rt.effect(sync: true, cleanup: { log.append("own") }) {
+            log.append("run \(n.value)")
+            try? rt.onCleanup { log.append("a") }
+            try? rt.onCleanup { log.append("b") }
+        }
+        n.value = 1
+        effect.cancel()
+        #expect(log.all == ["run 0", "b", "a", "own", "run 1", "b", "a", "own"])
+        #expect(throws: TetherError.self) { try rt.onCleanup {} }  // not inside a run
+    }
 }

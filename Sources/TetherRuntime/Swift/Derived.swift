@@ -110,6 +110,14 @@ extension Runtime {
         }
     }
 
+    /// Registers a cleanup for the current run of the effect running on
+    /// this thread (Solid's `onCleanup`): a run's cleanups are called newest
+    /// first, then the effect's own, before its next run and when it stops.
+    /// Throws `.busy` outside an effect's run.
+    public func onCleanup(_ cleanup: @escaping @Sendable () -> Void) throws(TetherError) {
+        try Runtimes.addCleanup(inRuntime: handle, cleanup)
+    }
+
     /// `withObservationTracking`: runs `apply` now, recording what it
     /// reads, and calls `onChange` once, the first time any of that
     /// changes (on the loop thread, or inside the write with `sync`).
