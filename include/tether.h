@@ -700,6 +700,45 @@ typedef void (*tether_effect_fn)(tether_effect_t effect, void *user_data);
 /* Runs before each re-run of an effect and when it is freed. */
 typedef void (*tether_cleanup_fn)(void *user_data);
 
+/* A fallible effect's callback: TETHER_OK for a run that succeeded, or a
+ * negative error code for one that failed (the message is that of the
+ * failing call inside it, as for compute callbacks). A run that fails stays
+ * subscribed to what it read before failing, so it runs again (and can
+ * recover) when that changes. */
+typedef int (*tether_effect_try_fn)(tether_effect_t effect, void *user_data);
+
+/* tether_effect_new for an effect that can fail. With TETHER_EFFECT_SYNC,
+ * outside callbacks and batches (where the first run happens before this
+ * returns), a failing first run fails the creation (Preact's rule): the
+ * effect subscribes to nothing, is freed (its cleanups run; destroy does
+ * not: the caller keeps user_data), and this returns the run's error code
+ * with its message in tether_last_error(). Any other failing run (a later
+ * one, or a first one that runs later) goes to the runtime's effect-error
+ * handler (tether_runtime_on_effect_error) and can be read with
+ * tether_effect_last_error. Errors: as tether_effect_new, plus the first
+ * run's. */
+int tether_effect_new_fallible(tether_runtime_t rt, unsigned flags, tether_effect_try_fn fn,
+                               tether_cleanup_fn cleanup, void *user_data, tether_destroy_fn destroy,
+                               tether_effect_t *out);
+
+/* How a failed effect run is reported: effect, code, message (valid during
+ * the call), user_data. Runs on the thread that ran the effect, right after
+ * the failed run, as a callback (never concurrently with others). */
+typedef void (*tether_effect_error_fn)(tether_effect_t effect, int code, const char *message, void *user_data);
+
+/* Sets where the runtime reports failed effect runs; NULL fn restores the
+ * default, which prints one line to stderr ("tether: effect 0x...
+ * failed: ..."). destroy (may be NULL) runs once with user_data when the
+ * handler is replaced or the runtime is freed. Errors: TETHER_ESTALE. */
+int tether_runtime_on_effect_error(tether_runtime_t rt, tether_effect_error_fn fn, void *user_data,
+                                   tether_destroy_fn destroy);
+
+/* The error of the effect's last run: *code gets TETHER_OK when it
+ * succeeded (or it is not a fallible effect) and buf its message
+ * (snprintf-style; "" for none). Errors: TETHER_EINVAL (code NULL, buf NULL
+ * with size > 0), TETHER_ESTALE. */
+int tether_effect_last_error(tether_effect_t e, int *code, char *buf, size_t size, size_t *len);
+
 /* Registers one more cleanup for the current run of effect e, from inside
  * that run (Solid's onCleanup, Vue's onWatcherCleanup): the cleanups a run
  * registered are called newest first, then the effect's own cleanup, before

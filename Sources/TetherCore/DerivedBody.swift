@@ -69,6 +69,20 @@ open class DerivedBody {
 
     open func runCleanup() { cleanup?() }
 
+    /// Effect: the error its last run failed with, nil when it succeeded
+    /// (a fallible effect's body sets it on each run).
+    public final var failure: TetherError?
+    /// A fallible effect: a failing first SYNC run fails its creation.
+    public final var reportsToCreator = false
+    /// A fallible SYNC effect being created: its first run's failure goes
+    /// back to the creator (as the creation's error), not to the handler.
+    public final var creatorWaitsForFirstRun = false
+    /// The owner's handle of this node, for reports (set once it exists).
+    public final var ownerHandle: UInt64 = 0
+    /// Set when a creation failed after the node existed: the caller keeps
+    /// what it gave, so `finish` runs no release.
+    public final var releaseAbandoned = false
+
     /// Effect: cleanups registered during the current run (Solid's
     /// `onCleanup`), run in reverse order before the effect's own cleanup,
     /// before the next run and on free. Touched only by the thread running
@@ -103,7 +117,7 @@ open class DerivedBody {
             cleanupOwed = false
             runCleanups()
         }
-        runRelease()
+        if !releaseAbandoned { runRelease() }
     }
 }
 

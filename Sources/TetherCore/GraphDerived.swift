@@ -229,3 +229,15 @@ extension Graph {
         body.addedCleanups.append(cleanup)
     }
 }
+
+extension Graph {
+    /// The body of a live computed, effect or tracking (its callbacks and
+    /// what they left, such as an effect's last failure).
+    public func derivedBody(_ id: DerivedID, _ kind: DerivedKind) throws(TetherError) -> DerivedBody {
+        let d = try resolve(id, kind)
+        guard let body = derived[d].body else {
+            throw TetherError(.stale, "\(kind) handle is stale: it was freed")
+        }
+        return body
+    }
+}

@@ -31,6 +31,12 @@ import TetherCore
     /// The runtime's handle id (stored: it keys every DeliveryContext lookup).
     @usableFromInline let id: UInt64
 
+    /// Where failed effect runs are reported (under `lock`); nil: the
+    /// default, one line on stderr. Its release runs when it is replaced
+    /// or the runtime is freed.
+    var effectErrorHandler: ((UInt64, TetherError) -> Void)?
+    var effectErrorHandlerRelease: (() -> Void)?
+
     /// Set once by tether_runtime_free; every call checks it under `lock`.
     @usableFromInline var dead = false
 

@@ -1,3 +1,4 @@
+import Glibc
 import TetherCore
 
 // Computeds, effects and one-shot trackings: nodes whose bodies (C
@@ -18,6 +19,23 @@ extension Runtimes {
     /// effect runs before this returns; a loop one on the loop thread).
     package static func newEffect(in runtime: UInt64, sync: Bool, body: DerivedBody,
                                   created: (UInt64) -> Void) throws(TetherError) -> UInt64 {
+        let handle = try makeEffect(in: runtime, sync: sync, body: body, created: created)
+        // A fallible SYNC effect whose first run failed (it ran before
+        // makeEffect returned) subscribes to nothing: it is freed, without
+        // its destroy (the caller keeps what it gave), and its error is the
+        // creation's. Preact's rule.
+        if body.creatorWaitsForFirstRun {
+            body.creatorWaitsForFirstRun = false  // the run was deferred (created inside a callback)
+        } else if sync, let failure = body.failure, body.ownerHandle == handle, body.reportsToCreator {
+            body.releaseAbandoned = true
+            try? freeDerived(handle, .effect)
+            throw failure
+        }
+        return handle
+    }
+
+    private static func makeEffect(in runtime: UInt64, sync: Bool, body: DerivedBody,
+                                   created: (UInt64) -> Void) throws(TetherError) -> UInt64 {
         try withAcquired(runtime, .runtime) { engine in
             let id: DerivedID
             do throws(TetherError) {
@@ -27,6 +45,9 @@ extension Runtimes {
                 return .failure(error)
             }
             let handle = HandleCodec.derived(engine.slotIndex, .effect, id)
+            body.ownerHandle = handle
+            // Run now (SYNC, outside callbacks): the creator learns a failure.
+            body.creatorWaitsForFirstRun = sync && body.reportsToCreator && !DeliveryContext.isDelivering(engine.id)
             created(handle)
             engine.adopt(handle)
             engine.deliverAfterChange()  // a SYNC effect's first run, before we return
@@ -154,5 +175,37 @@ extension Runtimes {
             throw TetherError(.busy, "no effect is running on this thread: a cleanup is registered from inside an effect's run")
         }
         try engine.graph.addCleanup(to: nil, cleanup)
+    }
+}
+
+extension Engine {
+    /// The default report of a failed effect run: one line on stderr (a
+    /// failure must not pass unseen; a host that wants otherwise sets a
+    /// handler).
+    static func printEffectFailure(_ effect: UInt64, _ failure: TetherError) {
+        var line = "tether: effect \(hexHandle(effect)) failed: \(failure.message)\n"
+        line.withUTF8 { buf in _ = fwrite(buf.baseAddress, 1, buf.count, stderr) }
+    }
+}
+
+extension Runtimes {
+    /// Sets where failed effect runs of the runtime are reported (nil: the
+    /// default, a line on stderr). The previous handler's release runs now;
+    /// this one's when it is replaced or the runtime is freed.
+    package static func setEffectErrorHandler(_ rt: UInt64, _ handler: ((UInt64, TetherError) -> Void)?,
+                                              release: (() -> Void)?) throws(TetherError) {
+        let engine = try acquire(rt, .runtime)
+        let previous = engine.effectErrorHandlerRelease
+        engine.effectErrorHandler = handler
+        engine.effectErrorHandlerRelease = release
+        engine.lock.unlock()
+        previous?()
+    }
+
+    /// The error the effect's last run failed with, nil when it succeeded.
+    package static func effectFailure(_ e: UInt64) throws(TetherError) -> TetherError? {
+        let engine = try acquire(e, .effect)
+        defer { engine.lock.unlock() }
+        return try engine.graph.derivedBody(HandleCodec.derivedID(e), .effect).failure
     }
 }

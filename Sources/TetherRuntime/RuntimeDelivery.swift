@@ -67,6 +67,12 @@ extension Engine {
     func installHooks() {
         let slot = slotIndex
         graph.stateHandleText = { id in hexHandle(HandleCodec.state(slot, id)) }
+        graph.reportEffectFailure = { [unowned(unsafe) self] effect, failure in
+            self.lock.lock()
+            let handler = self.effectErrorHandler
+            self.lock.unlock()
+            if let handler { handler(effect, failure) } else { Engine.printEffectFailure(effect, failure) }
+        }
         graph.callbacksReady = { [unowned(unsafe) self] in
             DeliveryContext.isDelivering(self.id) || self.deliveryOwner == Engine.currentThread
         }

@@ -27,8 +27,22 @@ import TetherCore
     }
 
     override func callBody(_ body: DerivedBody, _ revision: UInt64, _ round: UInt32, _ cause: Cause) -> Bool {
-        asCallback(round, cause) { body.runBody(revision) }
+        asCallback(round, cause) {
+            body.runBody(revision)
+            // A failed run reaches the host's handler, still as part of
+            // this callback (never concurrently with others), unless its
+            // creator is waiting for this first run's outcome.
+            if body.creatorWaitsForFirstRun {
+                body.creatorWaitsForFirstRun = false
+            } else if let failure = body.failure, let report = reportEffectFailure {
+                report(body.ownerHandle, failure)
+            }
+        }
     }
+
+    /// Set by the engine: hands a failed effect run to the runtime's
+    /// effect-error handler.
+    var reportEffectFailure: ((UInt64, TetherError) -> Void)?
 
     /// Runs `body` as a callback of the runtime: without the graph lock,
     /// inside a DeliveryContext entry. Refused (false) when the thread's
@@ -67,11 +81,16 @@ import TetherCore
 /// callback returns `code`: with the message of the failing call inside the
 /// callback when there was one.
 func computeFailure(_ code: Int32, failuresBefore: UInt32, isBindingGet: Bool) -> TetherError {
+    callbackFailure(code, failuresBefore: failuresBefore, what: isBindingGet ? "its get callback" : "its compute callback")
+}
+
+/// The error a C callback's negative return stands for, quoting the
+/// message of a failing call inside it when there was one.
+package func callbackFailure(_ code: Int32, failuresBefore: UInt32, what: String) -> TetherError {
     let known = ErrorCode(rawValue: code) ?? .invalidArgument
     // Quote the message only if a call inside the callback failed:
     // an older one would describe something else.
     let why = tether_internal_error_count() != failuresBefore
         ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
-    let what = isBindingGet ? "its get callback" : "its compute callback"
     return TetherError(known, "\(what) returned \(code): \(why)")
 }

@@ -183,12 +183,16 @@ extension Engine {
         lock.lock()
         let (sinks, bodies) = graph.releaseAll()
         let bindings = self.bindings.removeAll()
+        let handlerRelease = effectErrorHandlerRelease
+        effectErrorHandler = nil
+        effectErrorHandlerRelease = nil
         contexts = [:]
         _ = scopes.removeAll()
         lock.unlock()
 
         for sink in sinks { sink.runRelease() }
         for body in bodies { body.finish() }
+        handlerRelease?()
         for record in bindings where record.ownsSource {
             if case let .custom(_, setter) = record.source { setter.release() }
         }

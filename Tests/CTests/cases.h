@@ -157,6 +157,7 @@
   X(sync_contention_calls_chain) \
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
+  X(effects_fallible) \
   /* end of the list */
 
 #endif

@@ -1164,3 +1164,95 @@ TEST_CASE(effects_on_cleanup) {
   CHECK_STR_EQ(l.log, "run b a ");
   return check_report("effects_on_cleanup");
 }
+
+/* ---- effects that can fail (tether_effect_new_fallible) ----------------- */
+
+typedef struct {
+  tether_state_t source;
+  int runs, destroyed;
+  int reported, last_code, handler_destroyed;
+  char last_message[128];
+} fallible_t;
+
+/* Fails while the source holds 2: a failing call inside gives the message. */
+static int fails_on_two(tether_effect_t self, void *user_data) {
+  fallible_t *f = user_data;
+  int64_t v = 0;
+  char too_small[2];
+  (void)self;
+  f->runs++;
+  tether_state_get_int(f->source, &v);
+  if (v == 2) return tether_value_get_string(NULL, too_small, sizeof too_small, NULL); /* TETHER_EINVAL */
+  return TETHER_OK;
+}
+
+static void fallible_destroyed(void *user_data) { ((fallible_t *)user_data)->destroyed++; }
+
+static void on_effect_error(tether_effect_t e, int code, const char *message, void *user_data) {
+  fallible_t *f = user_data;
+  (void)e;
+  f->reported++;
+  f->last_code = code;
+  snprintf(f->last_message, sizeof f->last_message, "%s", message);
+}
+
+static void handler_destroyed(void *user_data) { ((fallible_t *)user_data)->handler_destroyed++; }
+
+TEST_CASE(effects_fallible) {
+  tether_runtime_t rt;
+  tether_effect_t e, dead;
+  fallible_t f;
+  int code = 99;
+  char msg[128];
+  memset(&f, 0, sizeof f);
+
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("effects_fallible");
+  CHECK_OK(tether_state_new_int(rt, 2, 0, &f.source));
+  CHECK_OK(tether_runtime_on_effect_error(rt, on_effect_error, &f, handler_destroyed));
+
+  /* A failing first SYNC run fails the creation; destroy is not called. */
+  CHECK_ERR(tether_effect_new_fallible(rt, TETHER_EFFECT_SYNC, fails_on_two, NULL, &f, fallible_destroyed, &dead),
+            TETHER_EINVAL);
+  CHECK_MENTIONS("effect callback");
+  CHECK_INT_EQ(f.runs, 1);
+  CHECK_INT_EQ(f.destroyed, 0);
+  CHECK_INT_EQ(f.reported, 0); /* the creator got it, not the handler */
+  CHECK_OK(tether_state_set_int(f.source, 3));
+  CHECK_INT_EQ(f.runs, 1); /* subscribed to nothing */
+
+  /* A later failure reaches the handler; the effect stays subscribed and recovers. */
+  CHECK_OK(tether_effect_new_fallible(rt, TETHER_EFFECT_SYNC, fails_on_two, NULL, &f, fallible_destroyed, &e));
+  CHECK_OK(tether_effect_last_error(e, &code, msg, sizeof msg, NULL));
+  CHECK_INT_EQ(code, TETHER_OK);
+  CHECK_OK(tether_state_set_int(f.source, 2));
+  CHECK_INT_EQ(f.reported, 1);
+  CHECK_INT_EQ(f.last_code, TETHER_EINVAL);
+  CHECK(strstr(f.last_message, "effect callback returned") != NULL);
+  CHECK_OK(tether_effect_last_error(e, &code, msg, sizeof msg, NULL));
+  CHECK_INT_EQ(code, TETHER_EINVAL);
+  CHECK_STR_EQ(msg, f.last_message);
+  CHECK_OK(tether_state_set_int(f.source, 4)); /* it read the source before failing: it runs again */
+  CHECK_INT_EQ(f.runs, 4); /* refused creation, first run, failed run, this one */
+  CHECK_OK(tether_effect_last_error(e, &code, NULL, 0, NULL));
+  CHECK_INT_EQ(code, TETHER_OK);
+  CHECK_ERR(tether_effect_last_error(e, NULL, NULL, 0, NULL), TETHER_EINVAL);
+
+  /* Restoring the default handler releases the old one. */
+  CHECK_OK(tether_runtime_on_effect_error(rt, NULL, NULL, NULL));
+  CHECK_INT_EQ(f.handler_destroyed, 1);
+  CHECK_OK(tether_runtime_on_effect_error(rt, on_effect_error, &f, handler_destroyed));
+
+  /* A loop effect's failing first run goes to the handler; the effect lives. */
+  CHECK_OK(tether_state_set_int(f.source, 2));
+  CHECK_INT_EQ(f.reported, 2); /* e failed again, SYNC */
+  CHECK_OK(tether_effect_new_fallible(rt, 0, fails_on_two, NULL, &f, fallible_destroyed, &dead));
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_INT_EQ(f.reported, 3);
+  CHECK_OK(tether_effect_last_error(dead, &code, NULL, 0, NULL));
+  CHECK_INT_EQ(code, TETHER_EINVAL);
+
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_INT_EQ(f.destroyed, 2);        /* e and the loop effect, not the refused one */
+  CHECK_INT_EQ(f.handler_destroyed, 2);
+  return check_report("effects_fallible");
+}

@@ -186,4 +186,30 @@ import Testing
         #expect(log.all == ["run 0", "b", "a", "own", "run 1", "b", "a", "own"])
         #expect(throws: TetherError.self) { try rt.onCleanup {} }  // not inside a run
     }
+
+    @Test func fallibleEffects() throws {
+        struct Broken: Error {}
+        let rt = try Runtime()
+        let n = rt.state(2)
+        let reports = Recorder<String>()
+        try rt.onEffectError { _, error in reports.append(error.message) }
+        // A failing first SYNC run fails the creation.
+        #expect(throws: TetherError.self) {
+            _ = try rt.fallibleEffect(sync: true) { if n.value == 2 { throw Broken() } }
+        }
+        n.value = 3
+        let runs = Recorder<Int>()
+        let effect = try rt.fallibleEffect(sync: true) {
+            runs.append(n.value)
+            if n.value == 2 { throw TetherError(.outOfRange, "two is not allowed") }
+        }
+        #expect(effect.lastError == nil)
+        n.value = 2                                  // fails: reported, readable, still subscribed
+        #expect(reports.all == ["two is not allowed"])
+        #expect(effect.lastError?.code == .outOfRange)
+        n.value = 5                                  // recovers
+        #expect(runs.all == [3, 2, 5])
+        #expect(effect.lastError == nil)
+        try rt.onEffectError(nil)
+    }
 }

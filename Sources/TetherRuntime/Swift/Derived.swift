@@ -55,6 +55,12 @@ public final class Effect: @unchecked Sendable {
 
     deinit { cancel() }
 
+    /// The error its last run threw (a `fallibleEffect`), nil after a run
+    /// that succeeded.
+    public var lastError: TetherError? {
+        (try? Runtimes.effectFailure(handle)) ?? nil
+    }
+
     /// Stops the effect: its cleanup runs (as a callback), then its
     /// closures are released. Idempotent; safe from inside any callback.
     public func cancel() {
@@ -110,6 +116,23 @@ extension Runtime {
         }
     }
 
+    /// An effect whose body can fail. `sync`, outside callbacks and
+    /// batches: a first run that throws fails this call (the effect
+    /// subscribes to nothing: Preact's rule). Any later failure goes to
+    /// `onEffectError` (default: a line on stderr) and `Effect.lastError`;
+    /// the effect stays subscribed to what it read before failing.
+    public func fallibleEffect(sync: Bool = false, cleanup: (@Sendable () -> Void)? = nil,
+                               _ body: @escaping @Sendable () throws -> Void) throws(TetherError) -> Effect {
+        let fallible = FallibleEffectBody(body, cleanup: cleanup)
+        return Effect(handle: try Runtimes.newEffect(in: handle, sync: sync, body: fallible, created: { _ in }))
+    }
+
+    /// Where failed effect runs of this runtime are reported (C and Swift
+    /// effects alike), with the effect's handle; nil restores the default.
+    public func onEffectError(_ handler: (@Sendable (UInt64, TetherError) -> Void)?) throws(TetherError) {
+        try Runtimes.setEffectErrorHandler(handle, handler, release: nil)
+    }
+
     /// Registers a cleanup for the current run of the effect running on
     /// this thread (Solid's `onCleanup`): a run's cleanups are called newest
     /// first, then the effect's own, before its next run and when it stops.
@@ -133,5 +156,25 @@ extension Runtime {
             })
         }
         return try result!.get()
+    }
+}
+
+/// A Swift effect whose body can throw: each run records its failure.
+final class FallibleEffectBody: DerivedBody {
+    private let body: @Sendable () throws -> Void
+
+    init(_ body: @escaping @Sendable () throws -> Void, cleanup: (@Sendable () -> Void)?) {
+        self.body = body
+        super.init(run: nil, cleanup: cleanup)
+        reportsToCreator = true
+    }
+
+    override func runBody(_ revision: UInt64) {
+        do {
+            try body()
+            failure = nil
+        } catch {
+            failure = TetherError.from(error)
+        }
     }
 }
