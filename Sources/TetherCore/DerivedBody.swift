@@ -72,6 +72,10 @@ open class DerivedBody {
     /// Effect: the error its last run failed with, nil when it succeeded
     /// (a fallible effect's body sets it on each run).
     public final var failure: TetherError?
+    /// Effect: the owner's handle of the scope holding what its current run
+    /// created (0: it created nothing), freed before its next run and
+    /// before it is freed itself.
+    public final var ownedScope: UInt64 = 0
     /// A fallible effect: a failing first SYNC run fails its creation.
     public final var reportsToCreator = false
     /// A fallible SYNC effect being created: its first run's failure goes

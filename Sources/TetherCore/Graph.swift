@@ -186,6 +186,20 @@ open class Graph {
         return gate(maxRounds, Cause()) { failure = compute(&result) }
     }
 
+    /// An effect is about to run again (its cleanup is owed): the owner
+    /// frees what the previous run created (nested effects, computeds,
+    /// scopes), before that cleanup. Called with the graph lock held.
+    open func effectWillRerun(_ body: DerivedBody, round: UInt32) {}
+
+    /// The body of the effect whose run is the innermost evaluation (nil
+    /// when that is a computed, or nothing is being evaluated): the owner
+    /// of what the running callback creates.
+    public var runningEffectBody: DerivedBody? {
+        guard let top = evalStack.last?.node, derived[top].kind == .effect,
+              derived[top].flags.contains(.computing) else { return nil }
+        return derived[top].body
+    }
+
     /// Runs an effect's body (or a tracking's on_change) with `revision`, as
     /// `callOut` does. The runtime overrides it to call the body without a
     /// closure in between (profiled: ~15 instructions per effect run).

@@ -511,6 +511,15 @@ extension Graph {
     /// then the body with the node as the tracking target, then the trim.
     private func runEffect(_ d: Int, _ body: DerivedBody, round: UInt32) {
         derived[d].running += 1
+        if body.cleanupOwed && body.ownedScope != 0 {
+            // Children of the previous run go first, before its cleanup.
+            effectWillRerun(body, round: round)
+            if derived[d].flags.contains(.disposed) {  // a child's release freed this effect
+                derived[d].running -= 1
+                if derived[d].running == 0 { finishDisposal(d) }
+                return
+            }
+        }
         if body.cleanupOwed {
             body.cleanupOwed = false
             if body.hasAnyCleanup { _ = callOut(round &+ 1, Cause()) { body.runCleanups() } }

@@ -80,6 +80,7 @@ extension Runtimes {
     /// Frees a computed, effect or tracking: its cleanup and release run as
     /// callbacks (under the delivery lock), never concurrently with others.
     package static func freeDerived(_ id: UInt64, _ kind: HandleKind) throws(TetherError) {
+        if kind == .effect { try freeOwnedScope(ofEffect: id) }
         let engine = try acquire(id, kind)
         guard let owns = engine.enterEvaluation() else { throw staleError(kind, id) }
         let coreKind: DerivedKind = kind == .computed ? .computed : kind == .effect ? .effect : .tracking
@@ -92,6 +93,17 @@ extension Runtimes {
         }
         if let body { engine.graph.pendingRelease(body) }
         engine.leaveEvaluation(ownsDelivery: owns)
+    }
+
+    /// What the effect's current run created goes first (children before
+    /// the parent's own cleanup, which runs when the effect is freed).
+    private static func freeOwnedScope(ofEffect id: UInt64) throws(TetherError) {
+        let engine = try acquire(id, .effect)
+        let body = try? engine.graph.derivedBody(HandleCodec.derivedID(id), .effect)
+        let scope = body?.ownedScope ?? 0
+        body?.ownedScope = 0
+        engine.lock.unlock()
+        if scope != 0 { try? freeScope(scope) }
     }
 
     /// Reads a computed, evaluating it if needed (which runs compute

@@ -13,13 +13,33 @@ extension Engine {
     /// `adopt` for a thread that has something entered somewhere. `lock` held.
     @usableFromInline
     func adoptSlow(_ handle: UInt64) {
-        guard let context = contexts[Engine.currentThread], let scope = context.scopes.last else { return }
+        let context = tether_internal_get_contexts() == 0 ? nil : contexts[Engine.currentThread]
+        // Made by a running effect, on a thread with no scope entered (an
+        // entered scope owns what is made in it): owned by that run, freed
+        // before the effect's next run.
+        if context?.scopes.isEmpty ?? true {
+            if DeliveryContext.isDelivering(id), let body = graph.runningEffectBody { adoptIntoEffect(body, handle) }
+            return
+        }
+        guard let context, let scope = context.scopes.last else { return }
         let h = HandleCodec.decode(scope)
         guard let record = scopes.get(h.index, h.generation) else { return }  // freed while entered
         if record.members.count >= 64 && record.members.count & (record.members.count - 1) == 0 {
             record.members.removeAll { !isLive($0) }  // churn: drop what was freed by hand
         }
         record.members.append(handle)
+    }
+
+    /// Puts `handle` into the scope of the effect's current run, made on
+    /// first use. `lock` held.
+    private func adoptIntoEffect(_ body: DerivedBody, _ handle: UInt64) {
+        if body.ownedScope == 0 {
+            let generation = graph.takeGeneration()
+            guard let index = scopes.insert(ScopeRecord(), generation: generation) else { return }
+            body.ownedScope = HandleCodec.encode(slot: slotIndex, kind: .scope, index: index, generation: generation)
+        }
+        let h = HandleCodec.decode(body.ownedScope)
+        scopes.get(h.index, h.generation)?.members.append(handle)
     }
 
     /// Whether a handle of this runtime still names a live object. `lock` held.

@@ -26,7 +26,8 @@ extension Engine {
     /// if any. `lock` held.
     @inlinable @inline(__always)
     func adopt(_ handle: UInt64) {
-        if tether_internal_get_contexts() == 0 { return }
+        // Nothing entered on this thread and no evaluation running: owned by no one.
+        if tether_internal_get_contexts() == 0 && !graph.isEvaluating { return }
         adoptSlow(handle)
     }
 }

@@ -67,6 +67,7 @@ extension Engine {
     func installHooks() {
         let slot = slotIndex
         graph.stateHandleText = { id in hexHandle(HandleCodec.state(slot, id)) }
+        graph.owner = self
         graph.reportEffectFailure = { [unowned(unsafe) self] effect, failure in
             self.lock.lock()
             let handler = self.effectErrorHandler

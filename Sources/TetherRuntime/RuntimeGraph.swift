@@ -40,6 +40,22 @@ import TetherCore
         }
     }
 
+    /// Effects own what their runs create (nested effects, computeds, scopes,
+    /// states, observers): the engine keeps the running effects, `adopt` puts
+    /// what they create into each run's scope, and the scope is freed before
+    /// the next run (children before the parent's cleanup) and before the
+    /// effect itself is freed (Runtimes.freeDerived).
+
+    override func effectWillRerun(_ body: DerivedBody, round: UInt32) {
+        let scope = body.ownedScope
+        body.ownedScope = 0
+        _ = callOut(round &+ 1, Cause()) { try? Runtimes.freeScope(scope) }
+    }
+
+    /// The engine this graph belongs to (it owns the graph, so the graph
+    /// never outlives it).
+    unowned(unsafe) var owner: Engine?
+
     /// Set by the engine: hands a failed effect run to the runtime's
     /// effect-error handler.
     var reportEffectFailure: ((UInt64, TetherError) -> Void)?

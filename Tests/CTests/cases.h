@@ -158,6 +158,7 @@
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
   X(effects_fallible) \
+  X(effects_nested_ownership) \
   /* end of the list */
 
 #endif

@@ -1256,3 +1256,88 @@ TEST_CASE(effects_fallible) {
   CHECK_INT_EQ(f.handler_destroyed, 2);
   return check_report("effects_fallible");
 }
+
+/* ---- effects own what their runs create --------------------------------- */
+
+typedef struct nest {
+  tether_runtime_t rt;
+  tether_state_t outer, inner;
+  tether_effect_t parent, last_child;
+  int child_runs, grandchild_runs, child_cleanups, grandchild_cleanups, parent_cleanups;
+  int free_parent_from_child;
+} nest_t;
+
+static void grandchild_run(tether_effect_t self, void *user_data) {
+  nest_t *n = user_data;
+  int64_t v = 0;
+  (void)self;
+  tether_state_get_int(n->inner, &v);
+  n->grandchild_runs++;
+}
+
+static void grandchild_cleanup(void *user_data) { ((nest_t *)user_data)->grandchild_cleanups++; }
+static void child_cleanup(void *user_data) { ((nest_t *)user_data)->child_cleanups++; }
+static void parent_cleanup(void *user_data) { ((nest_t *)user_data)->parent_cleanups++; }
+
+static void child_run(tether_effect_t self, void *user_data) {
+  nest_t *n = user_data;
+  tether_effect_t grandchild;
+  n->last_child = self;
+  n->child_runs++;
+  /* Three levels: the child owns a grandchild of its own. */
+  CHECK_OK(tether_effect_new(n->rt, TETHER_EFFECT_SYNC, grandchild_run, grandchild_cleanup, n, NULL, &grandchild));
+  if (n->free_parent_from_child) CHECK_OK(tether_effect_free(n->parent)); /* a child freeing its parent */
+}
+
+static void parent_run(tether_effect_t self, void *user_data) {
+  nest_t *n = user_data;
+  int64_t v = 0;
+  tether_effect_t child;
+  n->parent = self; /* known to the child before tether_effect_new returns */
+  tether_state_get_int(n->outer, &v);
+  CHECK_OK(tether_effect_new(n->rt, TETHER_EFFECT_SYNC, child_run, child_cleanup, n, NULL, &child));
+}
+
+TEST_CASE(effects_nested_ownership) {
+  nest_t n;
+  memset(&n, 0, sizeof n);
+  if (!CHECK_OK(tether_runtime_new(NULL, &n.rt))) return check_report("effects_nested_ownership");
+  CHECK_OK(tether_state_new_int(n.rt, 0, 0, &n.outer));
+  CHECK_OK(tether_state_new_int(n.rt, 0, 0, &n.inner));
+  CHECK_OK(tether_effect_new(n.rt, TETHER_EFFECT_SYNC, parent_run, parent_cleanup, &n, NULL, &n.parent));
+  CHECK_INT_EQ(n.child_runs, 1);
+  CHECK_INT_EQ(n.grandchild_runs, 1);
+
+  /* A change only the grandchild reads re-runs only it. */
+  CHECK_OK(tether_state_set_int(n.inner, 1));
+  CHECK_INT_EQ(n.grandchild_runs, 2);
+  CHECK_INT_EQ(n.child_runs, 1);
+
+  /* The parent re-runs: its child and grandchild of the last run go first
+   * (one generation, not an extra one per re-run). */
+  for (int i = 1; i <= 5; i++) CHECK_OK(tether_state_set_int(n.outer, i));
+  CHECK_INT_EQ(n.child_runs, 6);
+  CHECK_INT_EQ(n.child_cleanups, 5);
+  CHECK_INT_EQ(n.grandchild_cleanups, 6); /* also the one before its own re-run */
+  CHECK_INT_EQ(n.parent_cleanups, 5);
+  CHECK_OK(tether_state_set_int(n.inner, 2)); /* one live grandchild, not six */
+  CHECK_INT_EQ(n.grandchild_runs, 6 + 1 + 1);
+
+  /* Freeing the parent frees its children first. */
+  CHECK_OK(tether_effect_free(n.parent));
+  CHECK_INT_EQ(n.child_cleanups, 6);
+  CHECK_INT_EQ(n.grandchild_cleanups, 8);
+  CHECK_INT_EQ(n.parent_cleanups, 6);
+  CHECK_ERR(tether_effect_free(n.last_child), TETHER_ESTALE);
+
+  /* A child that frees its parent from its own first run. */
+  n.free_parent_from_child = 1;
+  CHECK_OK(tether_effect_new(n.rt, TETHER_EFFECT_SYNC, parent_run, parent_cleanup, &n, NULL, &n.parent));
+  CHECK_OK(tether_runtime_flush(n.rt));
+  CHECK_ERR(tether_effect_free(n.parent), TETHER_ESTALE);
+  CHECK_OK(tether_state_set_int(n.outer, 9)); /* nothing left to run */
+  CHECK_INT_EQ(n.parent_cleanups, 7);
+
+  CHECK_OK(tether_runtime_free(n.rt));
+  return check_report("effects_nested_ownership");
+}

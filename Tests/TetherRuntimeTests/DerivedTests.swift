@@ -212,4 +212,36 @@ import Testing
         #expect(effect.lastError == nil)
         try rt.onEffectError(nil)
     }
+
+    /// An effect owns what its run creates: before a re-run and on free,
+    /// the previous run's children go first (before the parent's cleanup),
+    /// and a change only a child reads re-runs only the child.
+    @Test func nestedEffectsAreOwnedByTheirRun() throws {
+        let rt = try Runtime()
+        let outer = rt.state(0)
+        let inner = rt.state(0)
+        let log = Recorder<String>()
+        final class Children: @unchecked Sendable { var effects: [Effect] = [] }
+        let kept = Children()  // the Swift objects; the runtime owns the nodes
+        let parent = rt.effect(sync: true, cleanup: { log.append("parent cleanup") }) {
+            let generation = outer.value
+            log.append("parent \(generation)")
+            kept.effects.append(rt.effect(sync: true, cleanup: { log.append("child \(generation) cleanup") }) {
+                log.append("child \(generation) sees \(inner.value)")
+            })
+        }
+        try rt.flush()
+        inner.value = 1            // only the child re-runs
+        outer.value = 1            // the old child goes first, then the parent's cleanup, then a new run
+        inner.value = 2            // only the new child runs: the old one is gone
+        parent.cancel()            // the child first, then the parent's cleanup
+        try rt.flush()
+        #expect(log.all == [
+            "parent 0", "child 0 sees 0",
+            "child 0 cleanup", "child 0 sees 1",
+            "child 0 cleanup", "parent cleanup", "parent 1", "child 1 sees 1",
+            "child 1 cleanup", "child 1 sees 2",
+            "child 1 cleanup", "parent cleanup",
+        ])
+    }
 }
