@@ -739,6 +739,16 @@ int tether_runtime_on_effect_error(tether_runtime_t rt, tether_effect_error_fn f
  * with size > 0), TETHER_ESTALE. */
 int tether_effect_last_error(tether_effect_t e, int *code, char *buf, size_t size, size_t *len);
 
+/* Ownership: an effect owns what its run creates (Solid's and Vue's rule):
+ * effects, computeds, trackings, bindings, states, observers and scopes made
+ * from inside its callback, on a thread that has no scope entered (an
+ * entered scope owns what is made in it). Before the effect runs again, and
+ * before it is freed, what the previous run made is freed first (newest
+ * first; children's cleanups and destroys before the parent's own cleanup),
+ * so re-runs never pile up generations of children; a change that only a
+ * child read re-runs only the child. Freeing from inside any of these
+ * callbacks is allowed, a child freeing its parent included. */
+
 /* Registers one more cleanup for the current run of effect e, from inside
  * that run (Solid's onCleanup, Vue's onWatcherCleanup): the cleanups a run
  * registered are called newest first, then the effect's own cleanup, before
