@@ -388,7 +388,8 @@ extension Graph {
     /// or structurally.
     @inline(__always)
     private func unchanged(_ d: Int, _ body: Unmanaged<DerivedBody>, _ result: Value) -> Bool {
-        guard let equals = body._withUnsafeGuaranteedRef({ $0.equals }), derived[d].version != 0 else {
+        guard body._withUnsafeGuaranteedRef({ $0.hasCustomEquals }), derived[d].version != 0,
+              let equals = body._withUnsafeGuaranteedRef({ $0.equals }) else {
             return cachedValue(of: d, equals: result)
         }
         let old = derived[d].value

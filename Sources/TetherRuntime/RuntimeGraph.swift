@@ -31,7 +31,9 @@ import TetherCore
             body.runBody(revision)
             // A failed run reaches the host's handler, still as part of
             // this callback (never concurrently with others), unless its
-            // creator is waiting for this first run's outcome.
+            // creator is waiting for this first run's outcome. Only
+            // fallible effects fail: one check for the rest.
+            guard body.reportsToCreator else { return }
             if body.creatorWaitsForFirstRun {
                 body.creatorWaitsForFirstRun = false
             } else if let failure = body.failure, let report = reportEffectFailure {
