@@ -13,7 +13,7 @@ extension Runtimes {
 
     /// A new state in the runtime `runtime` names, owned by the scope this
     /// thread entered there (if any).
-    @inlinable
+    @inlinable @inline(__always)
     package static func newState(in runtime: UInt64, _ value: Value, typeLocked: Bool) throws(TetherError) -> UInt64 {
         try withAcquired(runtime, .runtime) { engine in
             defer { engine.lock.unlock() }
