@@ -21,6 +21,13 @@ let package = Package(
     products: [
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
         .library(name: "TetherRuntime", targets: ["TetherRuntime"]),
+        .executable(name: "tetherd", targets: ["tetherd"]),
+        .executable(name: "tetherctl", targets: ["tetherctl"]),
+    ],
+    dependencies: [
+        // tetherctl's command line (the only package dependency; the
+        // library and the daemon need none).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -59,6 +66,26 @@ let package = Package(
             swiftSettings: fastPaths
         ),
         .testTarget(name: "TetherWireTests", dependencies: ["TetherWire", "TetherCore"], exclude: ["check_idl.py"]),
+        // tetherd: the daemon (Varlink server, store, watches, access) as a
+        // library so tests and fuzzers can drive it in process; the
+        // executable only parses options and runs it.
+        .target(
+            name: "TetherDaemon",
+            dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV"],
+            swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
+        ),
+        .executableTarget(name: "tetherd", dependencies: ["TetherDaemon"],
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        // tetherctl: the command line, a blocking Varlink client.
+        .executableTarget(
+            name: "tetherctl",
+            dependencies: ["TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // Tests that start a real tetherd (and tetherctl, and PyPI's
+        // varlink client) as processes on a temporary socket.
+        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon"],
+                    exclude: ["python_client.py"]),
         // A short Swift program that teaches the Swift API (`swift run tether-swift-example`).
         .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime"]),
         // The Swift API's tests; they link the C face too, to prove that C

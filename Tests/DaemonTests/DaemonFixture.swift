@@ -1,0 +1,159 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// A real `tetherd` on a temporary socket, for one test.
+///
+/// It is started with `NOTIFY_SOCKET` pointing at a datagram socket of the
+/// fixture's, and `init` returns once the daemon has sent `READY=1` (the
+/// systemd readiness protocol): no sleeping, no polling of the socket file.
+/// `stop()` sends SIGTERM and waits for the exit; `deinit` does it too.
+final class DaemonFixture {
+    let directory: String
+    let socketPath: String
+    /// `unix:<socketPath>`, what clients take as `--address`.
+    var address: String { "unix:\(socketPath)" }
+    let process: Process
+    private let stderrPipe = Pipe()
+    private var stopped = false
+
+    /// The directory of the built products (tetherd, tetherctl): the one
+    /// that holds this test bundle.
+    static var productsDirectory: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        // swift test runs <products>/<Name>PackageTests.xctest
+        if url.pathExtension == "xctest" { url = url.deletingLastPathComponent() }
+        return url.path
+    }
+
+    static func product(_ name: String) -> String { productsDirectory + "/" + name }
+
+    init(arguments: [String] = [], environment extra: [String: String] = [:],
+         file: StaticString = #filePath, line: UInt = #line) throws {
+        let template = NSTemporaryDirectory() + "tetherd-test.XXXXXX"
+        var bytes = Array(template.utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
+        directory = String(cString: bytes)
+        socketPath = directory + "/tetherd.sock"
+
+        let notifyPath = directory + "/notify"
+        let notify = try DaemonFixture.datagramSocket(boundTo: notifyPath)
+        defer { close(notify) }
+
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonFixture.product("tetherd"))
+        process.arguments = ["--address", "unix:\(socketPath)", "--data-dir", directory + "/data"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notifyPath
+        environment.removeValue(forKey: "LISTEN_FDS")
+        environment.removeValue(forKey: "LISTEN_PID")
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        process.standardError = stderrPipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+
+        // Wait for READY=1, or for the daemon to die first (then say why).
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            var pfd = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            let rc = poll(&pfd, 1, 200)
+            if rc > 0 {
+                let n = recv(notify, &buffer, buffer.count, 0)
+                if n > 0, String(decoding: buffer[..<n], as: UTF8.self).split(separator: "\n").contains("READY=1") {
+                    break
+                }
+            }
+            if !process.isRunning {
+                let text = String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                throw FixtureError("tetherd exited with status \(process.terminationStatus) before it was ready:\n\(text)")
+            }
+            if Date() > deadline {
+                process.terminate()
+                throw FixtureError("tetherd sent no READY=1 within 60 s")
+            }
+        }
+    }
+
+    /// SIGTERM, then waits; returns the exit status and what it logged.
+    @discardableResult
+    func stop() -> (status: Int32, log: String) {
+        if !stopped {
+            stopped = true
+            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+            process.waitUntilExit()
+        }
+        let log = String(decoding: stderrPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, log)
+    }
+
+    /// SIGKILL, then waits: a crash, as far as clients can tell.
+    func kill9() {
+        guard !stopped else { return }
+        stopped = true
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if !stopped { stop() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs a built product or any program; returns status and output.
+    static func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
+                    input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : product(executable))
+        child.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in extra { environment[key] = value }
+        child.environment = environment
+        let out = Pipe(), err = Pipe()
+        child.standardOutput = out
+        child.standardError = err
+        if let input {
+            let inPipe = Pipe()
+            child.standardInput = inPipe
+            try child.run()
+            inPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inPipe.fileHandleForWriting.close()
+        } else {
+            child.standardInput = FileHandle.nullDevice
+            try child.run()
+        }
+        // Read both to the end before waiting: a full pipe would block it.
+        var outData = Data(), errData = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        child.waitUntilExit()
+        return (child.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    private static func datagramSocket(boundTo path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw FixtureError("socket failed: errno \(errno)") }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+            raw[min(bytes.count, raw.count - 1)] = 0
+        }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { close(fd); throw FixtureError("bind \(path) failed: errno \(errno)") }
+        return fd
+    }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
