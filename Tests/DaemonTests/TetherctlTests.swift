@@ -27,6 +27,7 @@ final class TetherctlTests: XCTestCase {
     }
 
     /// Runs tetherctl, expects exit 0, and returns its stdout as one JSON object.
+    @discardableResult
     private func ok(_ arguments: String..., input: String? = nil, file: StaticString = #filePath,
                     line: UInt = #line) throws -> ValueObject {
         let r = try DaemonFixture.run("tetherctl", ["--address", daemon.address] + arguments, input: input)
@@ -411,7 +412,7 @@ final class TetherctlTests: XCTestCase {
 /// A child process whose stdout is read line by line as it comes (poll,
 /// with a generous deadline only so that a broken daemon fails the test
 /// rather than hanging it).
-final class StreamingProcess {
+final class StreamingProcess: @unchecked Sendable {
     let process = Process()
     private let out = Pipe()
     private let err = Pipe()
@@ -427,16 +428,14 @@ final class StreamingProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        self.seconds = seconds
         try process.run()
-        try out.fileHandleForWriting.close()
-        try err.fileHandleForWriting.close()
         let handle = err.fileHandleForReading
         DispatchQueue.global().async { [self] in
             let data = handle.readDataToEndOfFile()
             errData = data
             errDone.signal()
         }
-        self.seconds = seconds
     }
 
     private let seconds: Double
