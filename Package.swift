@@ -74,7 +74,7 @@ let package = Package(
             dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV"],
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
         ),
-        .executableTarget(name: "tetherd", dependencies: ["TetherDaemon"],
+        .executableTarget(name: "tetherd", dependencies: ["TetherDaemon", "TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         // tetherctl: the command line, a blocking Varlink client.
         .executableTarget(

@@ -1,1 +1,217 @@
+import CLibUV
+import Glibc
+import TetherCore
 import TetherWire
+
+/// tetherd's event loop: the listening socket, every connection, the
+/// signals and the idle-progress timer, all on one libuv loop on the
+/// thread that calls `run()`. Replies and watch events of one loop turn
+/// are written after the turn's commits were handed to the store's sink
+/// and synced (group commit), in a uv_check handle.
+public final class Daemon {
+    public struct Options {
+        /// Where to listen (ignored with `listenFD`).
+        public var address: DaemonAddress
+        /// A listening socket handed over by systemd (`LISTEN_FDS`).
+        public var listenFD: Int32?
+        /// How often an idle watch is sent a progress reply, in ms.
+        public var progressInterval: UInt64
+        /// Log every connection and disconnection, not only problems.
+        public var verbose: Bool
+
+        public init(address: DaemonAddress, listenFD: Int32? = nil, progressInterval: UInt64 = 5000, verbose: Bool = false) {
+            self.address = address
+            self.listenFD = listenFD
+            self.progressInterval = progressInterval
+            self.verbose = verbose
+        }
+    }
+
+    public let service: Service
+    public let options: Options
+    var log: EventLog { service.log }
+    let loop: UnsafeMutablePointer<uv_loop_t>
+    private let listener = UnsafeMutablePointer<uv_pipe_t>.allocate(capacity: 1)
+    private let turnEnd = UnsafeMutablePointer<uv_check_t>.allocate(capacity: 1)
+    private let idleTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+    private let sigterm = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
+    private let sigint = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
+    private var connections: [ObjectIdentifier: Connection] = [:]
+    /// The socket file this daemon made (and removes when it stops).
+    private var ownedSocketPath: String?
+    private var stopping = false
+
+    /// The buffer every read goes into (one loop thread).
+    static let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+
+    public init(service: Service, options: Options) throws(TetherError) {
+        self.service = service
+        self.options = options
+        loop = .allocate(capacity: 1)
+        var rc = uv_loop_init(loop)
+        guard rc == 0 else { throw Daemon.uvError("uv_loop_init", rc) }
+        signal(SIGPIPE, SIG_IGN)  // a peer that went away is an EPIPE, not a death
+
+        rc = uv_pipe_init(loop, listener, 0)
+        guard rc == 0 else { throw Daemon.uvError("uv_pipe_init", rc) }
+        listener.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        if let fd = options.listenFD {
+            rc = uv_pipe_open(listener, fd)
+            guard rc == 0 else { throw Daemon.uvError("uv_pipe_open (the socket systemd passed)", rc) }
+        } else {
+            try bind(options.address)
+        }
+        rc = uv_listen(UnsafeMutableRawPointer(listener).assumingMemoryBound(to: uv_stream_t.self), 511) { server, status in
+            let daemon = Unmanaged<Daemon>.fromOpaque(server!.pointee.data).takeUnretainedValue()
+            daemon.accept(status)
+        }
+        guard rc == 0 else { throw Daemon.uvError("uv_listen", rc) }
+
+        uv_check_init(loop, turnEnd)
+        turnEnd.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        uv_check_start(turnEnd) { handle in
+            Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().endOfTurn()
+        }
+        uv_timer_init(loop, idleTimer)
+        idleTimer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        let interval = max(options.progressInterval, 1)
+        uv_timer_start(idleTimer, { handle in
+            Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().service.idleTick()
+        }, interval, interval)
+        for (handle, number) in [(sigterm, SIGTERM), (sigint, SIGINT)] {
+            uv_signal_init(loop, handle)
+            handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+            uv_signal_start(handle, { handle, signum in
+                let daemon = Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
+                daemon.log.event("signal", "signal" => signum == SIGTERM ? "SIGTERM" : "SIGINT")
+                daemon.stop()
+            }, number)
+        }
+    }
+
+    /// Runs until `stop()` (or SIGTERM/SIGINT); tells systemd it is ready.
+    public func run() {
+        Systemd.notify("READY=1\nSTATUS=serving \(options.listenFD == nil ? options.address.description : "the socket systemd passed")\nMAINPID=\(getpid())")
+        uv_run(loop, UV_RUN_DEFAULT)
+        uv_loop_close(loop)
+    }
+
+    /// Stops accepting, closes every connection and handle; `run` returns.
+    public func stop() {
+        guard !stopping else { return }
+        stopping = true
+        Systemd.notify("STOPPING=1")
+        endOfTurn()  // what was answered goes out first
+        for handle in [UnsafeMutableRawPointer(listener), UnsafeMutableRawPointer(turnEnd), UnsafeMutableRawPointer(idleTimer),
+                       UnsafeMutableRawPointer(sigterm), UnsafeMutableRawPointer(sigint)] {
+            uv_close(handle.assumingMemoryBound(to: uv_handle_t.self), nil)
+        }
+        for connection in connections.values { connection.close() }
+        if let path = ownedSocketPath { unlink(path) }
+    }
+
+    // MARK: Connections
+
+    private func accept(_ status: Int32) {
+        guard status == 0, !stopping else { return }
+        let pipe = UnsafeMutablePointer<uv_pipe_t>.allocate(capacity: 1)
+        uv_pipe_init(loop, pipe, 0)
+        let stream = UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_stream_t.self)
+        let connection = Connection(daemon: self, pipe: pipe)
+        pipe.pointee.data = Unmanaged.passRetained(connection).toOpaque()  // released by the close callback
+        guard uv_accept(UnsafeMutableRawPointer(listener).assumingMemoryBound(to: uv_stream_t.self), stream) == 0 else {
+            connection.session = service.open(peer: Peer(pid: 0, uid: UInt32.max, gid: UInt32.max))
+            connection.close()
+            return
+        }
+        var fd: uv_os_fd_t = -1
+        uv_fileno(UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_handle_t.self), &fd)
+        let peer = Peer.of(socket: fd) ?? Peer(pid: 0, uid: UInt32.max, gid: UInt32.max)
+        let session = service.open(peer: peer)
+        session.connection = connection
+        connection.session = session
+        connections[ObjectIdentifier(connection)] = connection
+        if options.verbose { log.event("connect", "peer" => peer.description) }
+        let rc = connection.startReading()
+        if rc != 0 { connection.close() }
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        connections.removeValue(forKey: ObjectIdentifier(connection))
+        service.closed(connection.session)
+        if options.verbose { log.event("disconnect", "peer" => connection.session.peer.description) }
+    }
+
+    /// The end of a loop turn: sync the sink (group commit), then write
+    /// every reply and event of the turn.
+    private func endOfTurn() {
+        let sessions = service.takePending()
+        guard !sessions.isEmpty else { return }
+        do {
+            try service.store.sink.sync()
+        } catch {
+            // Nothing of this turn can be acknowledged: the store decides
+            // what survives. Stop rather than lie to clients.
+            log.event("store-failed", "error" => "\(error)")
+            fatalError("tetherd: the store failed to sync: \(error)")
+        }
+        for session in sessions { session.connection?.flush() }
+    }
+
+    // MARK: The socket file
+
+    private func bind(_ address: DaemonAddress) throws(TetherError) {
+        let grantsOthers = service.policy.grantsOthers
+        let system = address.path.hasPrefix("/run/")
+        try Daemon.makeDirectory(address.directory, mode: system || grantsOthers ? 0o755 : 0o700)
+        if access(address.path, F_OK) == 0 {
+            if Daemon.someoneListens(at: address.path) {
+                throw TetherError(.busy, "another tetherd already listens on \(address) (stop it, or pass --address)")
+            }
+            unlink(address.path)  // left by a daemon that died
+        }
+        let rc = uv_pipe_bind(listener, address.path)
+        guard rc == 0 else { throw Daemon.uvError("uv_pipe_bind \(address.path)", rc) }
+        ownedSocketPath = address.path
+        // Peer credentials decide who may do what; the mode only has to
+        // let the granted uids reach the socket.
+        chmod(address.path, system || grantsOthers ? 0o666 : 0o600)
+    }
+
+    /// mkdir -p; a directory made here gets `mode`. An existing private
+    /// directory must be ours (never follow another user's directory).
+    static func makeDirectory(_ path: String, mode: mode_t) throws(TetherError) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw TetherError(.invalidArgument, "\(path) exists and is not a directory")
+            }
+            if mode == 0o700 && st.st_uid != getuid() {
+                throw TetherError(.invalidArgument, "\(path) belongs to uid \(st.st_uid), not to this user (\(getuid()))")
+            }
+            return
+        }
+        let parent = DaemonAddress(path: path).directory
+        if parent != path && parent != "/" { try makeDirectory(parent, mode: 0o755) }
+        if mkdir(path, mode) != 0 && errno != EEXIST {
+            throw TetherError(.invalidArgument, "cannot make \(path): \(String(cString: strerror(errno)))")
+        }
+        chmod(path, mode)
+    }
+
+    static func someoneListens(at path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = Systemd.unixAddress(path)
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+
+    static func uvError(_ call: String, _ rc: Int32) -> TetherError {
+        TetherError(.loopFailure, "\(call): \(String(cString: uv_strerror(rc)))")
+    }
+}

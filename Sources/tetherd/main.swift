@@ -1,1 +1,114 @@
+// tetherd: the Tether state daemon. Options are parsed here; everything
+// else is the TetherDaemon library (so tests can run it in process).
+import ArgumentParser
+import Glibc
+import TetherCore
 import TetherDaemon
+import TetherWire
+
+struct Tetherd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tetherd",
+        abstract: "The Tether state daemon: named JSON states shared by every process of the machine, over Varlink.",
+        discussion: """
+        Runs in the foreground and logs one line per event on stderr. Stops cleanly on SIGTERM or SIGINT. \
+        Under systemd it supports Type=notify and socket activation (LISTEN_FDS).
+
+        Default address: $TETHER_ADDRESS, else unix:/run/tether/tetherd.sock for root, else \
+        unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:/tmp/tether-UID/tetherd.sock without XDG_RUNTIME_DIR).
+
+        Access: the daemon's own uid and root may do everything; the configuration file (JSON, see \
+        docs/daemon.md) grants other uids or groups read or read-write access to name prefixes. Default \
+        configuration: /etc/tether/tetherd.json for root, $XDG_CONFIG_HOME/tether/tetherd.json otherwise, \
+        when it exists.
+        """)
+
+    @Option(help: "Where to listen: unix:/path/to/socket.")
+    var address: String?
+
+    @Option(help: "The access configuration file (JSON).")
+    var config: String?
+
+    @Option(help: "Milliseconds between progress replies to an idle watch.")
+    var progressInterval: UInt64 = 5000
+
+    @Option(help: "Commits kept in memory for watches that resume (older ones resync).")
+    var logCapacity: Int = 100_000
+
+    @Flag(help: "Log every connection and disconnection too.")
+    var verbose = false
+
+    func run() throws {
+        let log = EventLog()
+        let uid = getuid()
+        var environment: [String: String] = [:]
+        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "HOME"] {
+            if let v = getenv(key) { environment[key] = String(cString: v) }
+        }
+        do {
+            let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
+                ?? DaemonAddress.standard(uid: uid, environment: environment)
+            let policy = try loadPolicy(uid: uid, environment: environment, log: log)
+            let store = try Store(logCapacity: logCapacity, epoch: Tetherd.newEpoch())
+            let service = Service(store: store, policy: policy, log: log)
+            let listenFD = Systemd.listenFD()
+            let daemon = try Daemon(service: service,
+                                    options: .init(address: addr, listenFD: listenFD,
+                                                   progressInterval: progressInterval, verbose: verbose))
+            let shown = listenFD == nil ? addr.description : "the socket systemd passed (fd 3)"
+            log.say("tetherd \(Service.version) listening on \(shown): revision \(store.revision), epoch \(store.epoch), pid \(getpid())")
+            if listenFD == nil {
+                log.say("talk to it:  tetherctl --address \(addr) set settings /theme '\"dark\"'   (or: export TETHER_ADDRESS=\(addr))")
+                log.say("             tetherctl --address \(addr) watch settings")
+                log.say("from C:      tether_remote_connect(rt, \"\(addr)\", &remote)   any Varlink client: interface io.tether")
+            }
+            log.say("stop: Ctrl-C or SIGTERM")
+            daemon.run()
+            log.event("stopped", "revision" => "\(store.revision)")
+        } catch let error as VarlinkError {
+            log.event("error", "message" => error.detail)
+            throw ExitCode(1)
+        } catch let error as TetherError {
+            log.event("error", "message" => error.message)
+            throw ExitCode(1)
+        }
+    }
+
+    func loadPolicy(uid: UInt32, environment: [String: String], log: EventLog) throws -> AccessPolicy {
+        var path = config
+        if path == nil {
+            let candidate = uid == 0 ? "/etc/tether/tetherd.json"
+                : (environment["XDG_CONFIG_HOME"] ?? ((environment["HOME"] ?? "/") + "/.config")) + "/tether/tetherd.json"
+            if access(candidate, R_OK) == 0 { path = candidate }
+        }
+        guard let path else { return AccessPolicy(owner: uid) }
+        guard let file = fopen(path, "r") else {
+            throw TetherError(.notFound, "cannot read the access configuration \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, file)
+            if n == 0 { break }
+            bytes += chunk[..<n]
+        }
+        do {
+            let policy = try AccessPolicy(owner: uid, json: String(decoding: bytes, as: UTF8.self))
+            log.event("config", "path" => path, "grants" => "\(policy.entries.count)")
+            return policy
+        } catch {
+            throw TetherError(error.code, "\(path): \(error.message)")
+        }
+    }
+
+    /// A new epoch: 64 random bits in hex. Revisions of another epoch (an
+    /// earlier daemon without a store) are not comparable with ours.
+    static func newEpoch() -> String {
+        let bits = UInt64.random(in: 1...UInt64.max)  // the system's generator (getrandom)
+        let hex = String(bits, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+Tetherd.main()

@@ -100,7 +100,8 @@ public final class State<T: Codable>: @unchecked Sendable {
     /// Read-only limits the runtime enforces for every writer, C or Swift:
     /// nil clears them. `validate` runs as a callback (never concurrently
     /// with others) and returns nil to accept or the reason to refuse.
-    public func describe(readOnly: Bool = false, range: ClosedRange<Double>? = nil,
+    /// `name` is how error messages name the state.
+    public func describe(readOnly: Bool = false, range: ClosedRange<Double>? = nil, name: String? = nil,
                          validate: (@Sendable (T) -> String?)? = nil) throws(TetherError) {
         var validator: Validator?
         if let validate {
@@ -110,7 +111,7 @@ public final class State<T: Codable>: @unchecked Sendable {
                 }
             })
         }
-        try Runtimes.describe(handle, StateDescriptor(readOnly: readOnly, range: range, validator: validator))
+        try Runtimes.describe(handle, StateDescriptor(readOnly: readOnly, range: range, validator: validator, name: name))
     }
 }
 

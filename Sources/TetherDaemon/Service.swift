@@ -1,0 +1,146 @@
+import TetherCore
+import TetherWire
+
+/// The daemon without its sockets: the store, the sessions, the watches,
+/// access and the log. Everything runs on the daemon's loop thread.
+public final class Service {
+    public static let version = "0.1.0"
+
+    public let store: Store
+    public let policy: AccessPolicy
+    let log: EventLog
+    let varlink = VarlinkService.tetherd
+    private var sessions: [ObjectIdentifier: Session] = [:]
+    private var watchers: [Watcher] = []
+    /// Sessions with output (or a close) for the transport, in order.
+    private var pending: [Session] = []
+    /// Set by the transport: called when a session has output.
+    var onOutput: (() -> Void)?
+
+    public init(store: Store, policy: AccessPolicy, log: EventLog) {
+        self.store = store
+        self.policy = policy
+        self.log = log
+        store.onCommit = { [unowned self] commit in self.publish(commit) }
+    }
+
+    public var connectionCount: Int { sessions.count }
+    public var watchCount: Int { watchers.count }
+
+    /// A new connection from `peer`.
+    public func open(peer: Peer) -> Session {
+        let grant = policy.grant(for: peer)
+        let session = Session(service: self, peer: peer, grant: grant)
+        sessions[ObjectIdentifier(session)] = session
+        if grant == nil {
+            log.event("refused", "peer" => peer.description, "reason" => "neither the daemon's uid, nor root, nor granted by the configuration")
+        }
+        return session
+    }
+
+    /// The connection is gone: its watch ends.
+    public func closed(_ session: Session) {
+        sessions.removeValue(forKey: ObjectIdentifier(session))
+        if let w = session.watcher {
+            watchers.removeAll { $0 === w }
+            session.watcher = nil
+        }
+    }
+
+    func queue(_ session: Session) {
+        guard !session.queued else { return }
+        session.queued = true
+        pending.append(session)
+        onOutput?()
+    }
+
+    /// The sessions with output or a close pending, oldest first.
+    public func takePending() -> [Session] {
+        let sessions = pending
+        pending.removeAll(keepingCapacity: true)
+        for s in sessions { s.queued = false }
+        return sessions
+    }
+
+    func stats() -> StatsReply {
+        StatsReply(revision: store.revision, epoch: store.epoch, states: UInt64(store.count),
+                   connections: UInt64(sessions.count), watches: UInt64(watchers.count),
+                   oldestRevision: store.oldestRevision, limits: store.limits)
+    }
+
+    // MARK: Watches
+
+    func startWatch(_ session: Session, _ p: WatchParameters) {
+        let w = Watcher(session: session, parameters: p)
+        session.watcher = w
+        watchers.append(w)
+        let now = store.revision
+        if let from = p.fromRevision {
+            let sameEpoch = p.epoch == nil || p.epoch == store.epoch
+            if sameEpoch, from <= now, let history = store.log.commits(after: from, current: now) {
+                for commit in history { sendChange(commit, to: w) }
+                sendProgress(w)
+                return
+            }
+            snapshot(w, resync: true)
+            log.event("watch-resync", "peer" => session.peer.description, "from" => "\(from)",
+                      "oldest" => "\(store.oldestRevision)", "epoch" => p.epoch ?? "")
+            return
+        }
+        snapshot(w, resync: false)
+    }
+
+    /// One snapshot reply per watched state (and per listed name that does
+    /// not exist), then progress, all at the current revision.
+    private func snapshot(_ w: Watcher, resync: Bool) {
+        let p = w.parameters
+        var seen = Set<String>()
+        func entry(_ name: String) {
+            guard seen.insert(name).inserted else { return }
+            var value: Value?
+            var modified: UInt64 = 0
+            if let r = store.record(name), let whole = try? r.value {
+                value = p.path.isRoot ? whole : whole.valueIfPresent(at: p.path)
+                modified = value == nil ? 0 : r.modified
+            }
+            let reply = WatchReply(event: .snapshot(Entry(name: name, value: value, modified: modified), resync: resync),
+                                   revision: store.revision, epoch: store.epoch)
+            w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+        }
+        for name in p.names { entry(name) }
+        if let prefix = p.prefix {
+            for name in store.names(withPrefix: prefix) { entry(name) }
+        }
+        sendProgress(w)
+    }
+
+    private func sendProgress(_ w: Watcher) {
+        let reply = WatchReply(event: .progress, revision: store.revision, epoch: store.epoch)
+        w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+        w.sentRevision = store.revision
+        w.sentSinceTick = true
+    }
+
+    private func sendChange(_ commit: Commit, to w: Watcher) {
+        let changes = w.filter(commit)
+        guard !changes.isEmpty else { return }
+        let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
+                               revision: commit.revision, epoch: store.epoch)
+        w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+        w.sentRevision = commit.revision
+        w.sentSinceTick = true
+    }
+
+    private func publish(_ commit: Commit) {
+        for w in watchers { sendChange(commit, to: w) }
+    }
+
+    /// Called now and then: every watch that was sent nothing since the
+    /// last tick gets a progress reply (it is alive, and has seen all).
+    public func idleTick() {
+        for w in watchers {
+            if !w.sentSinceTick { sendProgress(w) }
+            w.sentSinceTick = false
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import TetherCore
+import TetherWire
+
+/// One client connection, without the socket: bytes in (`receive`),
+/// replies out (`output`), in call order. The transport (Connection.swift)
+/// moves the bytes; tests and the fuzzer drive a Session directly.
+public final class Session {
+    unowned let service: Service
+    public let peer: Peer
+    /// What the peer may do; nil: it may not connect at all (its first call
+    /// is answered with PermissionDenied and the connection closes).
+    let grant: Grant?
+    private var decoder: MessageDecoder
+    /// Replies not yet handed to the transport.
+    public internal(set) var output: [UInt8] = []
+    /// Set when the connection must close once `output` is written.
+    public internal(set) var closeReason: String?
+    /// The Watch this connection is held by, once it called one.
+    var watcher: Watcher?
+    /// Whether the session is in the service's list of sessions to flush.
+    var queued = false
+    /// The transport, told when there is output (nil in tests).
+    weak var connection: Connection?
+
+    init(service: Service, peer: Peer, grant: Grant?) {
+        self.service = service
+        self.peer = peer
+        self.grant = grant
+        decoder = MessageDecoder(maxMessage: service.store.limits.maxMessage)
+    }
+
+    /// Bytes read from the peer: every complete call is handled now.
+    public func receive(_ bytes: UnsafeRawBufferPointer) {
+        guard closeReason == nil else { return }
+        decoder.append(bytes)
+        while closeReason == nil {
+            do {
+                guard try decoder.nextMessage({ handle($0) }) != nil else { break }
+            } catch {
+                // Past the message limit the stream cannot be trusted: say
+                // why and close (docs/protocol.md, "Bad input").
+                send(Reply(parameters: error.parameters, error: error.name), oneway: false)
+                close("\(error.detail)")
+            }
+        }
+    }
+
+    /// The peer closed its end: a message cut short is logged.
+    public func receivedEnd() {
+        guard closeReason == nil else { return }
+        do {
+            try decoder.finish()
+        } catch {
+            service.log.event("connection-truncated", "peer" => peer.description, "reason" => error.detail)
+        }
+    }
+
+    /// Closes once the pending output is written.
+    func close(_ reason: String) {
+        if closeReason == nil { closeReason = reason }
+        service.queue(self)
+    }
+
+    // MARK: Calls
+
+    private func handle(_ raw: UnsafeRawBufferPointer) {
+        let call: Call
+        do {
+            call = try Call(parsing: raw, limits: service.store.limits)
+        } catch {
+            send(error.reply, oneway: false)
+            return
+        }
+        if watcher != nil {
+            // Varlink: a call with `more` holds the connection until its
+            // last reply, and a Watch never ends, so nothing else can be
+            // answered here.
+            service.log.event("call-after-watch", "peer" => peer.description, "method" => call.method)
+            close("a call after Watch on the same connection (give each Watch its own connection)")
+            return
+        }
+        guard let grant else {
+            service.log.event("refused", "peer" => peer.description, "reason" => "no grant for this uid")
+            send(VarlinkError.permissionDenied("uid \(peer.uid) may not use this daemon").reply, oneway: false)
+            close("refused: no grant for uid \(peer.uid)")
+            return
+        }
+        do throws(VarlinkError) {
+            try service.varlink.check(call, checkingParameters: false)
+            if call.method.hasPrefix(VarlinkError.serviceInterface) {
+                try handleService(call)
+            } else if let method = TetherMethod(qualifiedName: call.method) {
+                try handleTether(method, call, grant)
+            } else {
+                throw VarlinkError.methodNotFound(call.method)
+            }
+        } catch {
+            send(error.reply, oneway: call.oneway)
+        }
+    }
+
+    private func handleService(_ call: Call) throws(VarlinkError) {
+        switch call.member {
+        case "GetInfo":
+            _ = try GetInfoParameters(parameters: call.parameters, limits: service.store.limits)
+            let info = GetInfoReply(vendor: "Tether", product: "tetherd", version: Service.version,
+                                    url: "https://github.com/tether-runtime/tether",
+                                    interfaces: service.varlink.interfaceNames)
+            send(Reply(parameters: info.parameters), oneway: call.oneway)
+        case "GetInterfaceDescription":
+            let p = try GetInterfaceDescriptionParameters(parameters: call.parameters, limits: service.store.limits)
+            let text = try service.varlink.describe(p.interface)
+            send(Reply(parameters: GetInterfaceDescriptionReply(description: text).parameters), oneway: call.oneway)
+        default:
+            throw .methodNotImplemented(call.method)
+        }
+    }
+
+    private func handleTether(_ method: TetherMethod, _ call: Call, _ grant: Grant) throws(VarlinkError) {
+        let store = service.store
+        let limits = store.limits
+        switch method {
+        case .get:
+            let p = try GetParameters(parameters: call.parameters, limits: limits)
+            try mayRead(p.name, grant)
+            send(Reply(parameters: try store.get(p.name, at: p.path).parameters), oneway: call.oneway)
+        case .set:
+            let p = try SetParameters(parameters: call.parameters, limits: limits)
+            try mayWrite(p.name, grant)
+            let reply = try store.apply([Op(name: p.name, path: p.path, write: .set(p.value))], preconditions: [],
+                                        tag: p.tag, origin: p.origin)
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .remove:
+            let p = try RemoveParameters(parameters: call.parameters, limits: limits)
+            try mayWrite(p.name, grant)
+            let reply = try store.apply([Op(name: p.name, path: p.path, write: .remove)], preconditions: [],
+                                        tag: p.tag, origin: p.origin)
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .transaction:
+            let p = try TransactionParameters(parameters: call.parameters, limits: limits)
+            for op in p.ops { try mayWrite(op.name, grant) }
+            for pre in p.preconditions { try mayRead(pre.name, grant) }
+            let reply = try store.apply(p.ops, preconditions: p.preconditions, tag: p.tag, origin: p.origin)
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .list:
+            let p = try ListParameters(parameters: call.parameters, limits: limits)
+            let reply = store.list(prefix: p.prefix, after: p.after, count: p.count(limits: limits),
+                                   visible: { grant.mayRead($0) })
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .describe:
+            let p = try DescribeParameters(parameters: call.parameters, limits: limits)
+            try mayRead(p.name, grant)
+            send(Reply(parameters: try store.describe(p.name).parameters), oneway: call.oneway)
+        case .declare:
+            let p = try DeclareParameters(parameters: call.parameters, limits: limits)
+            try mayWrite(p.name, grant)
+            let reply = try store.declare(p.name, p.descriptor, value: p.value)
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .watch:
+            let p = try WatchParameters(parameters: call.parameters, limits: limits)
+            for name in p.names { try mayRead(name, grant) }
+            if let prefix = p.prefix, !grant.mayReadAll(withPrefix: prefix) {
+                throw .accessDenied(name: nil, "uid \(peer.uid) may not read every state starting with '\(prefix)'")
+            }
+            service.startWatch(self, p)
+        case .stats:
+            _ = try StatsParameters(parameters: call.parameters, limits: limits)
+            send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        }
+    }
+
+    private func mayRead(_ name: String, _ grant: Grant) throws(VarlinkError) {
+        if !grant.mayRead(name) {
+            service.log.event("denied", "peer" => peer.description, "name" => name, "access" => "read")
+            throw .accessDenied(name: name, "uid \(peer.uid) may not read '\(name)'")
+        }
+    }
+
+    private func mayWrite(_ name: String, _ grant: Grant) throws(VarlinkError) {
+        if !grant.mayWrite(name) {
+            service.log.event("denied", "peer" => peer.description, "name" => name, "access" => "write")
+            throw .accessDenied(name: name, "uid \(peer.uid) may not write '\(name)'")
+        }
+    }
+
+    // MARK: Output
+
+    /// Appends a reply (none for a oneway call) and queues the session.
+    func send(_ reply: Reply, oneway: Bool) {
+        guard !oneway else { return }
+        do {
+            try MessageEncoder.append(reply, to: &output)
+        } catch {
+            // Only a value the encoder cannot write (a NaN) gets here.
+            try? MessageEncoder.append(VarlinkError(TetherError(.invalidArgument, "the reply could not be written: \(error.detail)")).reply, to: &output)
+        }
+        service.queue(self)
+    }
+
+    /// Hands the pending output to the caller (the transport).
+    func takeOutput() -> [UInt8] {
+        defer { output.removeAll(keepingCapacity: true) }
+        return output
+    }
+}

@@ -1,0 +1,346 @@
+import TetherRuntime
+import TetherWire
+
+/// One named state of the daemon: an ordinary state of the daemon's
+/// runtime (so type locks, read-only, ranges and paths behave, and fail,
+/// exactly as a local state's), the revision of the commit that last
+/// changed it, and its descriptor as the protocol states it.
+final class StateRecord {
+    let name: String
+    var state: State<Value>
+    var modified: UInt64
+    var descriptor: Descriptor
+    /// An upper bound of the value's size as compact JSON, so that a path
+    /// write re-measures the whole value only when it might pass the limit.
+    var sizeBound: Int
+
+    init(name: String, state: State<Value>, modified: UInt64, descriptor: Descriptor, sizeBound: Int) {
+        self.name = name
+        self.state = state
+        self.modified = modified
+        self.descriptor = descriptor
+        self.sizeBound = sizeBound
+    }
+
+    var value: Value {
+        get throws(TetherError) { try state.get() }
+    }
+}
+
+/// The daemon's states and its one revision counter.
+///
+/// Every method runs on the daemon's loop thread. A commit advances the
+/// revision by exactly one, is handed to the sink, appended to the log
+/// watchers resume from, and passed to `onCommit` (the watchers) before the
+/// method returns; a call that changes nothing commits nothing.
+public final class Store {
+    public let limits: Limits
+    public private(set) var revision: UInt64
+    public let epoch: String
+    let runtime: Runtime
+    private(set) var records: [String: StateRecord] = [:]
+    /// Every name, in byte order (List pages through it).
+    private(set) var sortedNames: [String] = []
+    private(set) var log: CommitLog
+    let sink: CommitSink
+    /// Called with each commit, after the sink has it.
+    var onCommit: ((Commit) -> Void)?
+
+    public init(limits: Limits = .defaults, logCapacity: Int = 100_000, epoch: String,
+                startRevision: UInt64 = 0, sink: CommitSink = MemorySink()) throws(TetherError) {
+        self.limits = limits
+        self.epoch = epoch
+        revision = startRevision
+        log = CommitLog(capacity: logCapacity)
+        self.sink = sink
+        // The daemon's own runtime: driven by nobody (the daemon needs no
+        // observers of its own), no locks (one thread touches it).
+        runtime = try Runtime(Runtime.Options(loop: .host, singleThreaded: true))
+    }
+
+    public var count: Int { records.count }
+
+    /// The oldest revision a Watch can resume from.
+    public var oldestRevision: UInt64 { log.oldestResumable(current: revision) }
+
+    func record(_ name: String) -> StateRecord? { records[name] }
+
+    // MARK: Reads
+
+    func get(_ name: String, at path: JSONPointer) throws(VarlinkError) -> GetReply {
+        guard let r = records[name] else {
+            throw VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
+        }
+        do {
+            let whole = try r.value
+            let value = path.isRoot ? whole : try whole.value(at: path)
+            return GetReply(value: value, revision: revision, modified: r.modified)
+        } catch {
+            throw VarlinkError(error, name: name)
+        }
+    }
+
+    func describe(_ name: String) throws(VarlinkError) -> DescribeReply {
+        guard let r = records[name] else {
+            throw VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
+        }
+        let type: ValueType
+        do { type = try r.value.type } catch { throw VarlinkError(error, name: name) }
+        return DescribeReply(descriptor: r.descriptor, type: type, modified: r.modified, revision: revision)
+    }
+
+    /// The states whose names start with `prefix`, after `after`, that
+    /// `visible` lets through, at most `count`.
+    func list(prefix: String, after: String?, count: Int, visible: (String) -> Bool) -> ListReply {
+        var start = lowerBound(prefix)
+        if let after, Store.precedes(prefix, after) || prefix == after {
+            start = max(start, lowerBound(after))
+            if start < sortedNames.count && sortedNames[start] == after { start += 1 }
+        }
+        var states: [StateInfo] = []
+        var truncated = false
+        var i = start
+        while i < sortedNames.count {
+            let name = sortedNames[i]
+            guard StateName.has(name, prefix: prefix) else { break }
+            if visible(name), let r = records[name] {
+                if states.count == count { truncated = true; break }
+                states.append(StateInfo(name: name, type: (try? r.value.type) ?? .null, modified: r.modified))
+            }
+            i += 1
+        }
+        return ListReply(states: states, revision: revision, truncated: truncated)
+    }
+
+    /// The names starting with `prefix`, in byte order.
+    func names(withPrefix prefix: String) -> ArraySlice<String> {
+        let start = lowerBound(prefix)
+        var end = start
+        while end < sortedNames.count && StateName.has(sortedNames[end], prefix: prefix) { end += 1 }
+        return sortedNames[start..<end]
+    }
+
+    // MARK: Writes
+
+    /// Applies `ops` as one commit, or nothing (see io.tether.Transaction).
+    func apply(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        if ops.count > limits.maxOps {
+            throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
+                                 "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
+        }
+        if preconditions.count > limits.maxOps {
+            throw .limitExceeded(.preconditions, maximum: limits.maxOps, actual: preconditions.count,
+                                 "a transaction has at most \(limits.maxOps) preconditions; this one has \(preconditions.count)")
+        }
+        for (i, p) in preconditions.enumerated() {
+            let actual = records[p.name]?.modified ?? 0
+            if actual != p.revision {
+                throw .revisionMismatch(name: p.name, expected: p.revision, actual: actual, index: i)
+            }
+        }
+        var plan = TransactionPlan(store: self)
+        do {
+            try runtime.transaction(tag: tag, origin: origin ?? 0) {
+                for (i, op) in ops.enumerated() {
+                    do throws(VarlinkError) { try plan.stage(op, index: i) } catch { throw WrappedVarlinkError(error: error) }
+                }
+            }
+        } catch let wrapped as WrappedVarlinkError {
+            plan.abandon()
+            throw wrapped.error
+        } catch let error as TetherError {
+            // Refused at commit: a one-op call names its state.
+            plan.abandon()
+            throw VarlinkError(error, name: ops.count == 1 ? ops[0].name : nil, op: ops.count == 1 ? 0 : nil)
+        } catch {
+            plan.abandon()
+            throw VarlinkError(TetherError(.invalidArgument, "\(error)"))
+        }
+        let changed = plan.changedNames()
+        guard !changed.isEmpty else {
+            return WriteReply(revision: revision, changed: false)
+        }
+        revision += 1
+        plan.install(revision: revision, changed: changed)
+        let changes = ops.compactMap { op -> Change? in
+            guard changed.contains(op.name) else { return nil }
+            return Change(name: op.name, path: op.path, write: storedWrite(op))
+        }
+        try commit(Commit(revision: revision, changes: changes, tag: tag, origin: origin), descriptors: [:])
+        return WriteReply(revision: revision, changed: true)
+    }
+
+    /// Sets the descriptor of `name`, creating the state with `value` when
+    /// it does not exist (a commit), see io.tether.Declare.
+    func declare(_ name: String, _ descriptor: Descriptor, value: Value) throws(VarlinkError) -> DeclareReply {
+        if let range = descriptor.range, let lo = range.minimum, let hi = range.maximum, lo > hi {
+            throw .invalidParameter("descriptor.range", "minimum \(lo) is greater than maximum \(hi)")
+        }
+        if let r = records[name] {
+            let current: Value
+            do { current = try r.value } catch { throw VarlinkError(error, name: name) }
+            let stored = try Store.conform(current, to: descriptor, name: name)
+            if stored != current {
+                // An int held by a state now locked to double becomes a
+                // double: a change of value, so a commit.
+                let replacement = try makeState(name, stored, descriptor)
+                try? r.state.free()
+                r.state = replacement
+                r.descriptor = descriptor
+                revision += 1
+                r.modified = revision
+                try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil),
+                           descriptors: [name: descriptor])
+                return DeclareReply(revision: revision, created: false)
+            }
+            if descriptor.type != r.descriptor.type {
+                let replacement = try makeState(name, current, descriptor)
+                try? r.state.free()
+                r.state = replacement
+            } else {
+                try apply(descriptor, to: r.state, name: name)
+            }
+            r.descriptor = descriptor
+            do { try sink.describe(name, descriptor) } catch { throw VarlinkError(TetherError(.loopFailure, "the store refused the descriptor: \(error)"), name: name) }
+            return DeclareReply(revision: revision, created: false)
+        }
+        try checkSize(value, name: name)
+        let stored = try Store.conform(value, to: descriptor, name: name)
+        let state = try makeState(name, stored, descriptor)
+        revision += 1
+        insert(StateRecord(name: name, state: state, modified: revision, descriptor: descriptor,
+                           sizeBound: (try? Store.size(of: stored)) ?? 0))
+        try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil),
+                   descriptors: [name: descriptor])
+        return DeclareReply(revision: revision, created: true)
+    }
+
+    // MARK: Internals shared with TransactionPlan
+
+    /// A new state of the daemon's runtime holding `value`, with the type
+    /// lock, read-only flag and range of `descriptor`.
+    func makeState(_ name: String, _ value: Value, _ descriptor: Descriptor) throws(VarlinkError) -> State<Value> {
+        let state: State<Value>
+        do {
+            state = try runtime.makeState(value, lockType: descriptor.type != nil)
+        } catch {
+            throw VarlinkError(error, name: name)
+        }
+        try apply(descriptor, to: state, name: name)
+        return state
+    }
+
+    private func apply(_ descriptor: Descriptor, to state: State<Value>, name: String) throws(VarlinkError) {
+        let range = descriptor.range.map { ($0.minimum ?? -Double.infinity)...($0.maximum ?? Double.infinity) }
+        do {
+            try state.describe(readOnly: descriptor.readOnly, range: range, name: name)
+        } catch {
+            throw VarlinkError(error, name: name)
+        }
+    }
+
+    /// `value` as a state with `descriptor` stores it, or the error a write
+    /// of it would get.
+    static func conform(_ value: Value, to descriptor: Descriptor, name: String) throws(VarlinkError) -> Value {
+        var stored = value
+        if let type = descriptor.type, value.type != type {
+            if type == .double, case .int(let i) = value {
+                stored = .double(Double(i))
+            } else {
+                throw VarlinkError(TetherError(.wrongType, "the descriptor locks '\(name)' to \(type.wireName); the value is \(value.type.wireName)"), name: name)
+            }
+        }
+        if let range = descriptor.range {
+            let number: Double
+            switch stored {
+            case .int(let i): number = Double(i)
+            case .double(let d): number = d
+            default:
+                throw VarlinkError(TetherError(.wrongType, "the descriptor gives '\(name)' a numeric range; the value is \(stored.type.wireName)"), name: name)
+            }
+            if let lo = range.minimum, number < lo {
+                throw VarlinkError(TetherError(.outOfRange, "\(number) is below the minimum \(lo) of '\(name)'"), name: name)
+            }
+            if let hi = range.maximum, number > hi {
+                throw VarlinkError(TetherError(.outOfRange, "\(number) is above the maximum \(hi) of '\(name)'"), name: name)
+            }
+        }
+        return stored
+    }
+
+    /// The write as the state stored it (the type lock turns an int into a
+    /// double at the root of a double state).
+    private func storedWrite(_ op: Op) -> Write {
+        if op.path.isRoot, case .set(.int(let i)) = op.write, records[op.name]?.descriptor.type == .double {
+            return .set(.double(Double(i)))
+        }
+        return op.write
+    }
+
+    func checkSize(_ value: Value, name: String) throws(VarlinkError) {
+        let size: Int
+        do { size = try Store.size(of: value) } catch { throw VarlinkError(error, name: name) }
+        if size > limits.maxValue {
+            throw .limitExceeded(.value, maximum: limits.maxValue, actual: size,
+                                 "a state's value is at most \(limits.maxValue) bytes of compact JSON; '\(name)' would hold \(size)")
+        }
+    }
+
+    static func size(of value: Value) throws(TetherError) -> Int {
+        switch value {
+        case .null: return 4
+        case .bool(let b): return b ? 4 : 5
+        case .int: return 20
+        case .double: return 24
+        default:
+            var out: [UInt8] = []
+            try value.writeJSON(into: &out)
+            return out.count
+        }
+    }
+
+    func insert(_ r: StateRecord) {
+        records[r.name] = r
+        let at = lowerBound(r.name)
+        if at == sortedNames.count || sortedNames[at] != r.name { sortedNames.insert(r.name, at: at) }
+    }
+
+    func delete(_ name: String) {
+        guard let r = records.removeValue(forKey: name) else { return }
+        try? r.state.free()
+        let at = lowerBound(name)
+        if at < sortedNames.count && sortedNames[at] == name { sortedNames.remove(at: at) }
+    }
+
+    private func commit(_ commit: Commit, descriptors: [String: Descriptor]) throws(VarlinkError) {
+        do {
+            try sink.record(commit, descriptors: descriptors)
+        } catch {
+            // The state in memory is ahead of the store: nothing can be
+            // acknowledged any more. The daemon stops (the store is the truth).
+            fatalError("tetherd: the store failed to record revision \(commit.revision): \(error)")
+        }
+        log.append(commit)
+        onCommit?(commit)
+    }
+
+    /// Byte order of names (Swift's String order is not byte order).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    private func lowerBound(_ name: String) -> Int {
+        var lo = 0, hi = sortedNames.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if Store.precedes(sortedNames[mid], name) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+}
+
+/// Carries a VarlinkError through the runtime's transaction body, which
+/// throws untyped errors.
+private struct WrappedVarlinkError: Error {
+    let error: VarlinkError
+}
