@@ -27,9 +27,12 @@ except ImportError:
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 failures = []
+checks = 0
 
 
 def check(condition, what):
+    global checks
+    checks += 1
     if not condition:
         failures.append(what)
         print("FAIL:", what, flush=True)
@@ -40,18 +43,18 @@ def equal(got, expected, what):
     return check(got == expected, "%s: expected %r, got %r" % (what, expected, got))
 
 
-def expect_error(name, call, what, **parameters):
+def expect_error(error_name, call, what, **parameters):
     """Runs call(), which must fail with the Varlink error `name` whose
     parameters include `parameters`; returns the error's parameters."""
     try:
         result = call()
     except varlink.VarlinkError as error:
-        equal(error.error(), name, what + ": error name")
+        equal(error.error(), error_name, what + ": error name")
         got = error.parameters() or {}
         for key, value in parameters.items():
             equal(got.get(key), value, "%s: error parameter %s" % (what, key))
         return got
-    check(False, "%s: expected %s, got the reply %r" % (what, name, result))
+    check(False, "%s: expected %s, got the reply %r" % (what, error_name, result))
     return {}
 
 
@@ -310,4 +313,4 @@ if __name__ == "__main__":
     if failures:
         print("python_client.py: %d check(s) failed" % len(failures))
         sys.exit(1)
-    print("python_client.py: every check passed")
+    print("python_client.py: every check passed (%d checks)" % checks)
