@@ -76,6 +76,12 @@ public struct AccessPolicy: Sendable {
         public var subject: Subject
         public var write: Bool
         public var prefixes: [String]
+
+        public init(subject: Subject, write: Bool, prefixes: [String]) {
+            self.subject = subject
+            self.write = write
+            self.prefixes = prefixes
+        }
     }
 
     public let owner: UInt32

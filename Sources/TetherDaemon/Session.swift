@@ -198,7 +198,7 @@ public final class Session {
     }
 
     /// Hands the pending output to the caller (the transport).
-    func takeOutput() -> [UInt8] {
+    public func takeOutput() -> [UInt8] {
         defer { output.removeAll(keepingCapacity: true) }
         return output
     }

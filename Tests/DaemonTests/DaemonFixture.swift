@@ -125,8 +125,6 @@ final class DaemonFixture {
             try child.run()
         }
         // Read both to the end before waiting: a full pipe would block it.
-        // (stderr is read on another thread, into a box: Swift 6 refuses a
-        // captured var mutated by concurrently-executing code.)
         final class Box: @unchecked Sendable { var data = Data() }
         let errBox = Box()
         let group = DispatchGroup()
@@ -134,8 +132,9 @@ final class DaemonFixture {
         DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
+        let errData = errBox.data
         child.waitUntilExit()
-        return (child.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errBox.data, as: UTF8.self))
+        return (child.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 
     private static func datagramSocket(boundTo path: String) throws -> Int32 {
