@@ -282,9 +282,10 @@ final class TetherctlTests: XCTestCase {
 
         let r1 = try XCTUnwrap(int(try ok("set", "settings", "/theme", #""light""#, "--tag", "ui", "--origin", "7")["revision"]))
         try ok("set", "unwatched", "1")
-        let r2 = try XCTUnwrap(int(try ok("set", "missing", "[1]")["revision"]))
+        let r2 = try XCTUnwrap(int(try ok("set", "missing", "[1]", "--origin", "18446744073709551615")["revision"]))
         let r3 = try XCTUnwrap(int(try ok("tx", input: #"""
-            {"ops":[{"op":"remove","name":"settings"},{"op":"set","name":"missing","path":"/-","value":2}]}
+            {"ops":[{"op":"remove","name":"settings"},{"op":"set","name":"missing","path":"/-","value":2}],
+             "tag":"doc","origin":5}
             """#)["revision"]))
 
         var changes: [ValueObject] = []
@@ -301,6 +302,10 @@ final class TetherctlTests: XCTestCase {
         XCTAssertEqual(changes[0]["tag"], .string("ui"))
         XCTAssertEqual(changes[0]["origin"], .int(7))
         XCTAssertEqual(changes[1]["changes"], try json(#"[{"name":"missing","op":"set","path":"","value":[1]}]"#))
+        XCTAssertEqual(changes[1]["origin"], .int(-1), "a uint64 origin travels as the int64 with the same bits")
+        XCTAssertNil(changes[1]["tag"])
+        XCTAssertEqual(changes[2]["tag"], .string("doc"))
+        XCTAssertEqual(changes[2]["origin"], .int(5))
         guard case .array(let last)? = changes[2]["changes"] else { return XCTFail("changes is an array") }
         XCTAssertEqual(last.count, 2, "one reply per commit, never split")
         XCTAssertTrue(last.contains(try json(#"{"name":"settings","op":"remove","path":""}"#)), "\(last)")
@@ -354,6 +359,20 @@ final class TetherctlTests: XCTestCase {
         try ok("set", "gone", "1")
         XCTAssertEqual(watch.wait(), 0, watch.stderrText())
         XCTAssertEqual(watch.process.terminationReason, .exit, "not killed by SIGPIPE")
+    }
+
+    func testWatchReportsADaemonThatGoesAway() throws {
+        let watch = try StreamingProcess(DaemonFixture.product("tetherctl"), ["--address", daemon.address, "watch", "a"])
+        defer { watch.terminate() }
+        while let line = watch.readLine() {
+            if string(try object(line)["event"]) == "progress" { break }
+        }
+        daemon.stop()
+        XCTAssertNil(watch.readLine())
+        XCTAssertEqual(watch.wait(), 3)
+        let stderr = watch.stderrText()
+        XCTAssertTrue(stderr.hasPrefix("tetherctl: lost the connection to \(daemon.address)"), stderr)
+        XCTAssertEqual(stderr.filter { $0 == "\n" }.count, 1, stderr)
     }
 
     func testWatchNeedsANameOrPrefix() throws {
