@@ -23,7 +23,8 @@ struct Tetherctl: ParsableCommand {
             Exit codes:
               0  success
               1  the daemon answered with an error (or with a reply tetherctl cannot read)
-              2  usage error: bad options or arguments, a value that is not JSON, a bad document
+              2  usage error: bad options or arguments, a value that is not JSON,
+                 a bad transaction document (nothing was sent)
               3  cannot connect to the daemon (or the connection broke before the answer)
               4  a transaction's precondition failed (io.tether.RevisionMismatch)
               5  no such state, or nothing at the path (io.tether.NotFound)
@@ -322,10 +323,14 @@ struct Tx: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply a transaction read from a file or stdin: every op as one commit, or none.",
         discussion: """
-            The document is the Transaction method's parameters:
-              {"ops":[{"op":"set","name":"a","path":"/n","value":1},{"op":"remove","name":"b"}],
-               "preconditions":[{"name":"a","revision":45},{"name":"c","revision":0}],
+            The document is the Transaction method's parameters, e.g.
+
+              {"ops":[{"op":"set","name":"a","path":"/n","value":1},
+                      {"op":"remove","name":"b"}],
+               "preconditions":[{"name":"a","revision":45},
+                                {"name":"c","revision":0}],
                "tag":"move","origin":7}
+
             A precondition holds when the state's modified revision equals its revision \
             (0: the state must not exist); one that does not fails the transaction with \
             io.tether.RevisionMismatch and exit 4. An op that fails fails it with that op's \
