@@ -45,7 +45,7 @@ let package = Package(
         // (the public Swift types say what is Sendable themselves).
         .target(
             name: "TetherRuntime",
-            dependencies: ["TetherCore", "CTether", "CLibUV"],
+            dependencies: ["TetherCore", "TetherWire", "CTether", "CLibUV"],
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
         ),
         .target(

@@ -106,6 +106,7 @@ typedef struct tether_tracking { uint64_t id; } tether_tracking_t;
 typedef struct tether_binding { uint64_t id; } tether_binding_t;
 typedef struct tether_transaction { uint64_t id; } tether_transaction_t;
 typedef struct tether_scope { uint64_t id; } tether_scope_t;
+typedef struct tether_remote { uint64_t id; } tether_remote_t;
 
 /* SwiftUI's Transaction: what travels with a write to every callback the
  * write causes (observers, effects, trackings, custom binding setters,
@@ -1156,6 +1157,95 @@ int tether_scope_leave(tether_scope_t scope);
  * left there (its enters become no-ops: objects created later belong to no
  * scope). Errors: TETHER_ESTALE (already freed). */
 int tether_scope_free(tether_scope_t scope);
+
+/* ---------------------------------------------------------------------
+ * Remote states: tetherd
+ *
+ * tetherd (the Tether state daemon) holds named states for every process
+ * of the machine. A remote state is an ordinary tether_state_t of your
+ * runtime, its *mirror*: every function that reads a state reads it
+ * locally (get, paths, observers with old and new value, computeds and
+ * effects that read it, bindings and projections of it, scopes), and the
+ * daemon keeps it current through a Watch of its own (one connection per
+ * remote state, on the runtime's loop thread).
+ *
+ * Writes (tether_state_set_*, paths, removes, bindings, transform
+ * bindings) go to the daemon instead of the mirror, and come back as the
+ * daemon's commit, applied to the mirror in the daemon's order, with the
+ * commit's tag and origin in the observers' tether_change_t.info. So:
+ *   - outside callbacks, a write returns once the daemon has committed it
+ *     and the mirror shows it (or something later): the writer reads its
+ *     own write, and a refusal is the daemon's, with a local state's error
+ *     code (TETHER_EREADONLY, TETHER_ETYPE, TETHER_ERANGE, TETHER_EPATH,
+ *     TETHER_ENOTFOUND, ...). Its observers run as for any write; a SYNC
+ *     observer runs on the loop thread, when the mirror changes;
+ *   - inside a callback the write is sent and the call returns TETHER_OK at
+ *     once (the loop thread must stay free to apply the daemon's answers);
+ *     it reaches the mirror later, and a refusal is written to stderr;
+ *   - tether_runtime_flush() first waits until every such write was
+ *     acknowledged and applied, then for the callbacks as usual;
+ *   - while the connection is down, a write fails at once with TETHER_EUV
+ *     and changes nothing. The runtime reconnects by itself (backoff from
+ *     25 ms to 2 s) and every remote state resumes its watch from the last
+ *     daemon revision it applied: nothing in between is lost or repeated
+ *     (when the daemon no longer has that history, the state is resent
+ *     whole).
+ * Transactions: writes to remote states inside tether_transaction_begin /
+ * commit are sent as one daemon transaction at the outermost commit (all
+ * or nothing, one revision, the tag and origin of the transaction), with
+ * the preconditions added by tether_remote_expect. One transaction may not
+ * mix local and remote states, nor states of two remotes (TETHER_EINVAL);
+ * reads inside it see the mirrors' committed values, not its own writes.
+ * A daemon transaction over several remote states reaches each mirror as
+ * its own local commit (each atomically; an observer of two of them may
+ * run between the two).
+ * A remote state's descriptor (type lock, read-only, range) is the
+ * daemon's (tetherctl declare); tether_state_describe on it is refused.
+ * Remote states need a runtime with its own loop thread (TETHER_LOOP_THREAD).
+ * --------------------------------------------------------------------- */
+
+/* Connects rt to tetherd at address ("unix:/path/to/socket"; NULL: the
+ * default: $TETHER_ADDRESS, else /run/tether/tetherd.sock for root, else
+ * $XDG_RUNTIME_DIR/tether/tetherd.sock) and waits until connected.
+ * Must not be called from a callback of rt. *out is yours to
+ * tether_remote_free (tether_runtime_free closes its connections too).
+ * Errors: TETHER_EINVAL (out NULL, bad address, rt not TETHER_LOOP_THREAD),
+ * TETHER_ESTALE (rt), TETHER_EBUSY (inside a callback of rt), TETHER_EUV
+ * (no daemon answers there: the message says why). */
+int tether_remote_connect(tether_runtime_t rt, const char *address, tether_remote_t *out);
+
+/* Frees the remote: its connections close and every state it mirrors is
+ * freed (observers end, destroy functions run, handles go stale).
+ * Errors: TETHER_ESTALE (already freed or forged). */
+int tether_remote_free(tether_remote_t remote);
+
+/* Makes *out a state of the remote's runtime mirroring the daemon's state
+ * name (NUL-terminated, 1 to 256 bytes, no control characters; it need not
+ * exist yet: the mirror then holds null until it is created). Outside
+ * callbacks it returns once the mirror holds the daemon's value. Free it
+ * with tether_state_free (its watch ends) or with the remote.
+ * Errors: TETHER_EINVAL (NULL name or out, bad name), TETHER_ESTALE
+ * (remote), TETHER_EREADONLY (the daemon does not let this uid read it),
+ * TETHER_EUV (the watch could not start). */
+int tether_remote_state(tether_remote_t remote, const char *name, tether_state_t *out);
+
+/* *out = whether the remote's connection is up now (writes fail with
+ * TETHER_EUV while it is not). Errors: TETHER_EINVAL, TETHER_ESTALE. */
+int tether_remote_connected(tether_remote_t remote, bool *out);
+
+/* *out = the daemon revision that last changed the remote state, as its
+ * mirror has applied it (0: the daemon has no such state). Pair it with
+ * tether_remote_expect for compare-and-set. Errors: TETHER_EINVAL (out
+ * NULL, not a remote state), TETHER_ESTALE. */
+int tether_remote_revision(tether_state_t state, uint64_t *out);
+
+/* Adds a precondition to the calling thread's open transaction: it
+ * commits only if the daemon's state was last changed at revision (0: it
+ * must not exist). When it does not hold, the commit changes nothing and
+ * returns TETHER_EREJECTED (the message names the revision found): read
+ * again and retry. Errors: TETHER_EINVAL (no open transaction, not a
+ * remote state, another remote's state), TETHER_ESTALE. */
+int tether_remote_expect(tether_state_t state, uint64_t revision);
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,9 @@ open class Graph {
     var trackTarget = -1
     /// Validators running now: a write from one is refused.
     public internal(set) var validatingDepth = 0
+    /// Set (under the owner's lock) while the owner applies what a remote
+    /// state's daemon committed: the one time a mirror may be written.
+    public var applyingRemote = false
     /// How messages spell a state's handle (the C face: "0x…"); nil: "#index".
     public var stateHandleText: ((StateID) -> String)?
     /// Whether the writing thread may run a validator now (nil: always).

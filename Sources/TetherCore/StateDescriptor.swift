@@ -28,6 +28,9 @@ struct DescriptorFlags: OptionSet {
     static let validator = DescriptorFlags(rawValue: 4)
     /// `descriptors` has an entry (possibly only a release to run).
     static let stored = DescriptorFlags(rawValue: 8)
+    /// A mirror of a daemon's state (always with `readOnly`, so that every
+    /// write takes the slow path that says where it must go instead).
+    static let remote = DescriptorFlags(rawValue: 16)
 }
 
 /// A validator callback and the release of what it captured.
@@ -103,10 +106,41 @@ extension Graph {
     }
 
     /// Read-only: refuses any write, before its value is even looked at.
+    /// A remote state's mirror is read-only to every writer but its owner
+    /// applying the daemon's commits; others get `Graph.remoteWrite`.
     @inline(__always)
     func checkWritable(_ i: Int) throws(TetherError) {
         guard states[i].described.contains(.readOnly) else { return }
+        try refuseWrite(i)
+    }
+
+    private func refuseWrite(_ i: Int) throws(TetherError) {
+        if states[i].described.contains(.remote) {
+            if applyingRemote { return }
+            throw Graph.remoteWrite
+        }
         throw TetherError(.readOnly, "\(label(i)) is read-only (its descriptor refuses every write)")
+    }
+
+    /// Thrown by a write to a remote state's mirror: the owner sends the
+    /// write to the daemon instead (the mirror changes when the daemon's
+    /// commit comes back). Compared by code and message.
+    public static let remoteWrite = TetherError(.readOnly, "a remote state is written through its daemon")
+
+    /// Makes a state the mirror of the daemon's state `name`: only
+    /// `applyingRemote` writes reach it from now on.
+    public func markRemote(_ id: StateID, name: String) throws(TetherError) {
+        let i = try resolve(id)
+        _ = removeDescriptor(i)
+        descriptors[UInt32(i)] = StateDescriptor(name: name)
+        states[i].described = [.readOnly, .remote, .stored]
+    }
+
+    /// Whether the state is a remote state's mirror (false for a stale id).
+    public func isRemote(_ id: StateID) -> Bool {
+        let i = Int(id.index)
+        guard i < states.count, states[i].generation == id.generation else { return false }
+        return states[i].described.contains(.remote)
     }
 
     /// The range: checked on the whole value a write would leave.

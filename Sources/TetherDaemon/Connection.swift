@@ -1,6 +1,7 @@
 import CLibUV
 import Glibc
 import TetherCore
+import TetherRuntime
 
 /// The socket under a Session: a uv_pipe_t on the daemon's loop. Reads
 /// go to the session; its replies are written once per loop turn (every
@@ -73,39 +74,11 @@ final class Connection {
     }
 
     private func write(_ bytes: [UInt8]) {
-        var offset = 0
-        if queuedBytes == 0 {
-            // Most replies fit the socket buffer: write them now, no request.
-            let written = bytes.withUnsafeBufferPointer { raw -> Int32 in
-                var buf = uv_buf_init(UnsafeMutableRawPointer(mutating: raw.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                      UInt32(raw.count))
-                return uv_try_write(stream, &buf, 1)
-            }
-            if written == Int32(bytes.count) { return }
-            if written > 0 {
-                offset = Int(written)
-            } else if written != Int32(UV_EAGAIN.rawValue) {
-                close()
-                return
-            }
-        }
-        let request = WriteRequest.make(bytes[offset...])
-        let count = WriteRequest.count(request)
-        queuedBytes += count
-        request.pointee.data = Unmanaged.passRetained(self).toOpaque()
-        var buf = WriteRequest.buffer(request)
-        let rc = uv_write(request, stream, &buf, 1) { req, status in
-            let connection = Unmanaged<Connection>.fromOpaque(req!.pointee.data).takeRetainedValue()
-            connection.queuedBytes -= WriteRequest.count(req!)
-            WriteRequest.free(req!)
-            if status < 0 { connection.close() }
-        }
-        if rc != 0 {
-            Unmanaged<Connection>.fromOpaque(request.pointee.data).release()
+        let queued = UVWrite.write(bytes, to: stream, tryFirst: queuedBytes == 0) { [self] count, status in
             queuedBytes -= count
-            WriteRequest.free(request)
-            close()
+            if status < 0 { close() }
         }
+        if queued < 0 { close() } else { queuedBytes += queued }
     }
 
     /// Waits for queued writes (uv_shutdown), then closes.
@@ -143,30 +116,3 @@ final class Connection {
     }
 }
 
-/// One allocation per queued write: the uv_write_t, the byte count, then
-/// a copy of the bytes; freed by the write's callback.
-private enum WriteRequest {
-    private static let countOffset = MemoryLayout<uv_write_t>.stride
-    private static let bytesOffset = countOffset + MemoryLayout<Int>.stride
-
-    static func make(_ bytes: ArraySlice<UInt8>) -> UnsafeMutablePointer<uv_write_t> {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: bytesOffset + bytes.count,
-                                                   alignment: MemoryLayout<uv_write_t>.alignment)
-        raw.storeBytes(of: bytes.count, toByteOffset: countOffset, as: Int.self)
-        bytes.withUnsafeBytes { (raw + bytesOffset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        return raw.bindMemory(to: uv_write_t.self, capacity: 1)
-    }
-
-    static func count(_ request: UnsafeMutablePointer<uv_write_t>) -> Int {
-        UnsafeMutableRawPointer(request).load(fromByteOffset: countOffset, as: Int.self)
-    }
-
-    static func buffer(_ request: UnsafeMutablePointer<uv_write_t>) -> uv_buf_t {
-        uv_buf_init((UnsafeMutableRawPointer(request) + bytesOffset).assumingMemoryBound(to: CChar.self),
-                    UInt32(count(request)))
-    }
-
-    static func free(_ request: UnsafeMutablePointer<uv_write_t>) {
-        UnsafeMutableRawPointer(request).deallocate()
-    }
-}

@@ -71,6 +71,8 @@ import TetherCore
     /// Open transactions and entered scopes, per thread (ThreadContexts.swift).
     @usableFromInline var contexts: [UInt: ThreadContext] = [:]
     var bindings = HandleTable<BindingRecord>()
+    /// Connections to tetherd made on this runtime (tether_remote_connect).
+    var remoteLinks: [RemoteLink] = []
     var scopes = HandleTable<ScopeRecord>()
 
     /// `ownLock`: a single-threaded runtime's own disabled lock (the graph

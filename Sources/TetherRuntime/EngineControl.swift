@@ -50,7 +50,16 @@ extension Runtimes {
 
     /// Waits until every callback owed for earlier writes has run.
     package static func flush(_ rt: UInt64) throws(TetherError) {
-        try acquire(rt, .runtime).flushLocked()
+        let engine = try acquire(rt, .runtime)
+        if !engine.remoteLinks.isEmpty && !engine.onLoopThread && !DeliveryContext.isDelivering(engine.id) {
+            // Writes sent to tetherd from callbacks: their acknowledgement
+            // and the changes they bring back come first.
+            let links = engine.remoteLinks
+            engine.lock.unlock()
+            for link in links { link.waitIdle() }
+            engine.lock.lock()
+        }
+        try engine.flushLocked()
     }
 
     /// One non-blocking turn of a host-run loop.

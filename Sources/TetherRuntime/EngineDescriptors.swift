@@ -11,6 +11,10 @@ extension Runtimes {
             engine.lock.unlock()
             throw TetherError(.busy, "a validator must not change descriptors")
         }
+        if engine.graph.isRemote(stateID(s)) {
+            engine.lock.unlock()
+            throw TetherError(.invalidArgument, "a remote state's descriptor is the daemon's: declare it there (tetherctl declare, io.tether.Declare)")
+        }
         let replaced: Validator?
         do {
             replaced = try engine.graph.describe(stateID(s), descriptor)

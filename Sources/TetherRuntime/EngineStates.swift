@@ -35,6 +35,7 @@ extension Runtimes {
             engine.lock.unlock()
             throw TetherError(.busy, "a validator must not free states (it may only accept or reject)")
         }
+        let mirror = engine.graph.isRemote(stateID(s)) ? engine.remoteMirror(stateID(s)) : nil
         let sinks: [ObserverSink]
         do {
             sinks = try engine.graph.freeState(stateID(s))
@@ -43,6 +44,7 @@ extension Runtimes {
             throw error
         }
         engine.lock.unlock()
+        if let mirror { mirror.link.unregister(mirror) }
         for sink in sinks { sink.runRelease() }
     }
 

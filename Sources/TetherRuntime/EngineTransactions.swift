@@ -15,7 +15,8 @@ extension Runtimes {
         let id = HandleCodec.encode(slot: engine.slotIndex, kind: .transaction, index: 0,
                                     generation: engine.graph.takeGeneration())
         let context = engine.makeThreadContext()
-        context.transactions.append(.init(id: id, meta: meta, savepoint: context.writes))
+        context.transactions.append(.init(id: id, meta: meta, savepoint: context.writes,
+                                          remoteSavepoint: (context.remoteOps.count, context.remotePreconditions.count)))
         ContextCounter.increment()
         return id
     }
@@ -32,7 +33,14 @@ extension Runtimes {
         }
         var writes = context.writes
         context.writes = WriteSet()
+        let remoteOps = context.remoteOps
+        let preconditions = context.remotePreconditions
+        context.remoteOps = []
+        context.remotePreconditions = []
         engine.dropIfEmpty(context)
+        if !remoteOps.isEmpty || !preconditions.isEmpty {
+            return try engine.commitRemote(remoteOps, preconditions, local: writes, meta: frame.meta)
+        }
         if let failure = writes.failure {
             engine.lock.unlock()
             throw failure
@@ -63,6 +71,8 @@ extension Runtimes {
         let engine = try acquire(txn, .transaction)
         let (context, frame) = try engine.popTransaction(txn)
         context.writes = frame.savepoint
+        context.remoteOps.removeLast(context.remoteOps.count - frame.remoteSavepoint.ops)
+        context.remotePreconditions.removeLast(context.remotePreconditions.count - frame.remoteSavepoint.preconditions)
         engine.dropIfEmpty(context)
         engine.lock.unlock()
     }

@@ -243,6 +243,7 @@ extension Engine {
         let isDead = dead
         lock.unlock()
         if !isDead { deliverOnLoop() }
+        serviceRemoteLinks()
         finishTeardownIfOwed()
         lock.lock()
         let close = dead && !asyncClosing

@@ -137,6 +137,7 @@ extension Engine {
         case .thread:
             if onLoopThread {
                 loopThreadFinishes = true
+                serviceRemoteLinks()  // dead: closes them, so uv_run can end
                 closeAsyncIfOpen()
                 return  // runLoopThread finishes once uv_run returns
             }

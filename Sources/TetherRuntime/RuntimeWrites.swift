@@ -37,6 +37,10 @@ extension Engine {
                 // The state has a validator: write again, ready to run it.
                 return writeValidated(s, op, wantRevision, check)
             }
+            if error.code == .readOnly && error.message == Graph.remoteWrite.message {
+                // A remote state's mirror: the write goes to its daemon.
+                return writeRemote(s, op, wantRevision: wantRevision)
+            }
             if error.code == .feedbackLoop { feedbackCuts &+= 1 }
             lock.unlock()
             return .failed(error)
@@ -61,6 +65,9 @@ extension Engine {
             }
             try graph.stage(op, to: s, in: &context.writes, round: currentRound)
         } catch {
+            if error.code == .readOnly && error.message == Graph.remoteWrite.message {
+                return stageRemote(s, op, context)
+            }
             if context.writes.failure == nil {
                 context.writes.failure = TetherError(error.code, "a write in the transaction was refused, so the transaction applies nothing: \(error.message)")
             }

@@ -1,6 +1,7 @@
 import CTether
 import Glibc
 import TetherCore
+import TetherWire
 
 /// What one thread has open in one runtime: its transactions (innermost
 /// last, sharing one write set; each keeps the write set as it was when it
@@ -10,9 +11,15 @@ import TetherCore
         let id: UInt64
         let meta: TransactionMeta
         let savepoint: WriteSet
+        /// How many remote ops and preconditions were staged when it began.
+        var remoteSavepoint = (ops: 0, preconditions: 0)
     }
     @usableFromInline var transactions: [OpenTransaction] = []
     var writes = WriteSet()
+    /// Writes to remote states, sent to their daemon as one Transaction at
+    /// the outermost commit, with the preconditions (tether_remote_expect).
+    var remoteOps: [(mirror: RemoteMirror, op: Op)] = []
+    var remotePreconditions: [(mirror: RemoteMirror, revision: UInt64)] = []
     var scopes: [UInt64] = []
 
     var isEmpty: Bool { transactions.isEmpty && scopes.isEmpty }

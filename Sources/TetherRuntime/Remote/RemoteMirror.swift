@@ -1,0 +1,171 @@
+import CTether
+import TetherCore
+import TetherWire
+
+/// A remote state as the runtime holds it: an ordinary state of the
+/// runtime (the mirror) that only the daemon's commits write, kept current
+/// by a Watch connection of its own. Reads are local; writes go to the
+/// daemon (Engine+Remote.swift) and come back through the watch, in the
+/// daemon's order, with the commit's tag and origin.
+final class RemoteMirror {
+    unowned let link: RemoteLink
+    let name: String
+    let state: StateID
+    let handle: UInt64
+
+    // Shared (under link.lock).
+    /// The daemon revision the mirror has applied everything up to.
+    private(set) var appliedRevision: UInt64 = 0
+    /// The highest revision a write through this link is known to have
+    /// committed to this state: flush waits until it is applied.
+    private var expectedRevision: UInt64 = 0
+    /// Whether the first snapshot and progress have been applied.
+    private(set) var ready = false
+    /// Whether they ever were (a resync clears `ready`, not this).
+    private var everReady = false
+    /// Why the first watch failed, if it did (reported by tether_remote_state).
+    private(set) var failure: TetherError?
+    private(set) var epoch: String?
+    /// The `modified` revision of the daemon's state as last seen (for
+    /// compare-on-revision preconditions).
+    private(set) var modified: UInt64 = 0
+
+    // Loop thread only.
+    private var watchPipe: VarlinkPipe?
+    var watching: Bool { watchPipe != nil }
+
+    init(link: RemoteLink, name: String, state: StateID, handle: UInt64) {
+        self.link = link
+        self.name = name
+        self.state = state
+        self.handle = handle
+    }
+
+    /// Everything the link's writes committed has been applied (link.lock held).
+    var caughtUp: Bool { appliedRevision >= expectedRevision || failure != nil }
+
+    /// A write through the link committed `revision` to this state (link.lock held).
+    func expect(_ revision: UInt64) {
+        expectedRevision = max(expectedRevision, revision)
+    }
+
+    /// Whether `revision` has been applied (link.lock held).
+    func hasApplied(_ revision: UInt64) -> Bool { appliedRevision >= revision || failure != nil }
+
+    /// The daemon's `modified` revision of the state, as applied here.
+    var daemonModified: UInt64 {
+        link.lock.lock()
+        defer { link.lock.unlock() }
+        return modified
+    }
+
+    // MARK: The watch (loop thread)
+
+    func openWatch() {
+        guard watchPipe == nil else { return }
+        link.lock.lock()
+        let from = ready ? appliedRevision : nil
+        let epoch = self.epoch
+        link.lock.unlock()
+        let pipeRef = PipeRef()
+        let pipe = VarlinkPipe(loop: link.engine.loop, path: link.address.path, onConnect: {}, onReply: { [unowned self] reply in
+            didReply(reply)
+        }, onClose: { [unowned self] reason in
+            if watchPipe === pipeRef.pipe { watchPipe = nil }
+            link.lock.lock()
+            if !everReady && failure == nil && !link.closed {
+                // The first watch could not even start: say why, once.
+                failure = TetherError(.loopFailure, "cannot watch '\(name)' at tetherd \(link.address): \(reason)")
+            }
+            link.condition.broadcast()
+            link.lock.unlock()
+            link.watchLost()
+        })
+        pipeRef.pipe = pipe
+        watchPipe = pipe
+        // Resuming: every change after what was applied, none twice.
+        let parameters = WatchParameters(names: [name], fromRevision: from, epoch: from == nil ? nil : epoch)
+        pipe.send(Call(method: TetherMethod.watch.qualifiedName, parameters: parameters.parameters, more: true))
+    }
+
+    func closeWatch() {
+        watchPipe?.close(because: "the remote state was freed")
+        watchPipe = nil
+    }
+
+    private func didReply(_ reply: Reply) {
+        if let error = VarlinkError(reply: reply) {
+            link.lock.lock()
+            if !everReady { failure = RemoteLink.localError(error) }
+            link.condition.broadcast()
+            link.lock.unlock()
+            closeWatch()
+            return
+        }
+        let event: WatchReply
+        do {
+            event = try WatchReply(parameters: reply.parameters)
+        } catch {
+            watchPipe?.close(because: "tetherd sent a watch reply this client cannot read: \(error.detail)")
+            return
+        }
+        switch event.event {
+        case .snapshot(let entry, _):
+            apply([.set(entry.value ?? .null)], meta: nil, revision: nil, epoch: event.epoch, modified: entry.modified)
+        case .change(let changes, let tag, let origin):
+            let ops = changes.filter { $0.name == name }.map(RemoteMirror.localOp)
+            var meta: TransactionMeta?
+            if tag != nil || origin != nil {
+                var info = tether_transaction_info_t()
+                info.origin = origin ?? 0
+                meta = tag.map { tag in tag.withCString { info.tag = $0; return TransactionMeta(info) } } ?? TransactionMeta(info)
+            }
+            apply(ops, meta: meta, revision: event.revision, epoch: event.epoch, modified: event.revision)
+        case .progress:
+            link.lock.lock()
+            appliedRevision = max(appliedRevision, event.revision)
+            epoch = event.epoch
+            ready = true
+            everReady = true
+            link.condition.broadcast()
+            link.lock.unlock()
+        }
+    }
+
+    /// A change as a local write: a remove at the root is the state going
+    /// away, which the mirror shows as null.
+    static func localOp(_ change: TetherWire.Change) -> WriteOp {
+        switch change.write {
+        case .set(let value):
+            return change.path.isRoot ? .set(value) : .put(value, at: change.path)
+        case .remove:
+            return change.path.isRoot ? .set(.null) : .remove(at: change.path)
+        }
+    }
+
+    private func apply(_ ops: [WriteOp], meta: TransactionMeta?, revision: UInt64?, epoch: String, modified: UInt64) {
+        do {
+            try link.engine.applyRemote(state, ops, meta: meta)
+        } catch {
+            if error.code == .stale { return }  // the mirror was freed meanwhile
+            // The copy no longer matches the daemon's: start over from a
+            // fresh snapshot rather than show a wrong value.
+            link.lock.lock()
+            ready = false
+            link.lock.unlock()
+            watchPipe?.close(because: "the change of revision \(revision ?? 0) did not apply to the copy (\(error.message)); resyncing")
+            return
+        }
+        link.lock.lock()
+        if let revision { appliedRevision = max(appliedRevision, revision) }
+        self.modified = modified
+        self.epoch = epoch
+        link.condition.broadcast()
+        link.lock.unlock()
+    }
+}
+
+/// Lets a pipe's own callbacks recognise it (they are made before it).
+private final class PipeRef {
+    weak var pipe: VarlinkPipe?
+}
