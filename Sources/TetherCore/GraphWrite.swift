@@ -127,6 +127,6 @@ extension Graph {
         let current = states[i].value.type
         if value.type == current { return value }
         if current == .double, case let .int(n) = value { return .double(Double(n)) }
-        throw TetherError(.wrongType, "state #\(i) is locked to type \(current); refused a write of type \(value.type)")
+        throw TetherError(.wrongType, "\(label(i)) is locked to type \(current); refused a write of type \(value.type)")
     }
 }

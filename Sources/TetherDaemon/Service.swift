@@ -78,9 +78,17 @@ public final class Service {
         if let from = p.fromRevision {
             let sameEpoch = p.epoch == nil || p.epoch == store.epoch
             if sameEpoch, from <= now, let history = store.log.commits(after: from, current: now) {
-                for commit in history { sendChange(commit, to: w) }
-                sendProgress(w)
-                return
+                var replay: [(Commit, [Change])] = []
+                var complete = true
+                for commit in history {
+                    guard let changes = w.filter(commit, current: nil) else { complete = false; break }
+                    if !changes.isEmpty { replay.append((commit, changes)) }
+                }
+                if complete {
+                    for (commit, changes) in replay { send(changes, of: commit, to: w) }
+                    sendProgress(w)
+                    return
+                }
             }
             snapshot(w, resync: true)
             log.event("watch-resync", "peer" => session.peer.description, "from" => "\(from)",
@@ -121,9 +129,7 @@ public final class Service {
         w.sentSinceTick = true
     }
 
-    private func sendChange(_ commit: Commit, to w: Watcher) {
-        let changes = w.filter(commit)
-        guard !changes.isEmpty else { return }
+    private func send(_ changes: [Change], of commit: Commit, to w: Watcher) {
         let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
                                revision: commit.revision, epoch: store.epoch)
         w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
@@ -132,7 +138,12 @@ public final class Service {
     }
 
     private func publish(_ commit: Commit) {
-        for w in watchers { sendChange(commit, to: w) }
+        let store = self.store
+        for w in watchers {
+            if let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty {
+                send(changes, of: commit, to: w)
+            }
+        }
     }
 
     /// Called now and then: every watch that was sent nothing since the

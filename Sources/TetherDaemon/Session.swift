@@ -127,14 +127,12 @@ public final class Session {
         case .set:
             let p = try SetParameters(parameters: call.parameters, limits: limits)
             try mayWrite(p.name, grant)
-            let reply = try store.apply([Op(name: p.name, path: p.path, write: .set(p.value))], preconditions: [],
-                                        tag: p.tag, origin: p.origin)
+            let reply = try store.write(Op(name: p.name, path: p.path, write: .set(p.value)), tag: p.tag, origin: p.origin)
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .remove:
             let p = try RemoveParameters(parameters: call.parameters, limits: limits)
             try mayWrite(p.name, grant)
-            let reply = try store.apply([Op(name: p.name, path: p.path, write: .remove)], preconditions: [],
-                                        tag: p.tag, origin: p.origin)
+            let reply = try store.write(Op(name: p.name, path: p.path, write: .remove), tag: p.tag, origin: p.origin)
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .transaction:
             let p = try TransactionParameters(parameters: call.parameters, limits: limits)

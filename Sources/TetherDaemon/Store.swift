@@ -56,6 +56,7 @@ public final class Store {
         // The daemon's own runtime: driven by nobody (the daemon needs no
         // observers of its own), no locks (one thread touches it).
         runtime = try Runtime(Runtime.Options(loop: .host, singleThreaded: true))
+        try Runtimes.nameStatesWithoutHandles(in: runtime.handle)
     }
 
     public var count: Int { records.count }
@@ -124,6 +125,21 @@ public final class Store {
 
     /// Applies `ops` as one commit, or nothing (see io.tether.Transaction).
     func apply(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        try commitOps(ops, preconditions: preconditions, tag: tag, origin: origin)
+    }
+
+    /// Set and Remove: one write, whose errors name its state but no op
+    /// (`op` is a Transaction's index).
+    func write(_ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        do {
+            return try commitOps([op], preconditions: [], tag: tag, origin: origin)
+        } catch {
+            guard let tether = error.tetherError else { throw error }
+            throw VarlinkError(tether, name: op.name)
+        }
+    }
+
+    private func commitOps(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
         if ops.count > limits.maxOps {
             throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
                                  "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")

@@ -22,8 +22,13 @@ final class Watcher {
     /// The changes of `commit` this watch is sent, with paths seen from
     /// its own path: changes at or below it as they are, a change above it
     /// as a set (or remove) of what is now at the watch's path, siblings
-    /// not at all.
-    func filter(_ commit: Commit) -> [Change] {
+    /// not at all, except array siblings that move it: a remove of an
+    /// earlier element shifts the elements after it, and an append may
+    /// create the watched index. For those the value now at the path is
+    /// sent, which only the live store knows (`current`, the state's value
+    /// after this commit); replaying history without it returns nil, and
+    /// the watch resyncs instead of guessing.
+    func filter(_ commit: Commit, current: ((String) -> Value?)?) -> [Change]? {
         var result: [Change] = []
         let path = parameters.path
         for change in commit.changes where covers(change.name) {
@@ -36,8 +41,29 @@ final class Watcher {
                 } else {
                     result.append(Change(name: change.name, path: path, write: .remove))
                 }
+            } else if Watcher.mayMove(path, by: change) {
+                guard let current else { return nil }
+                if let part = current(change.name)?.valueIfPresent(at: path) {
+                    result.append(Change(name: change.name, path: path, write: .set(part)))
+                } else {
+                    result.append(Change(name: change.name, path: path, write: .remove))
+                }
             }
         }
         return result
+    }
+
+    /// Whether `change`, at a sibling of `path` or below one, can change
+    /// what `path` names: both step into the same array at one level, and
+    /// the change removes an element at or before the watched index, or
+    /// appends ("-").
+    static func mayMove(_ path: JSONPointer, by change: Change) -> Bool {
+        let a = change.path.tokens, b = path.tokens
+        var k = 0
+        while k < a.count && k < b.count && a[k] == b[k] { k += 1 }
+        guard k < a.count && k < b.count, let watched = Int(b[k]) else { return false }
+        if a[k] == "-" { return true }
+        guard case .remove = change.write, a.count == k + 1, let removed = Int(a[k]) else { return false }
+        return removed <= watched
     }
 }

@@ -26,3 +26,13 @@ extension Runtimes {
         replaced?.releaser.runRelease()
     }
 }
+
+extension Runtimes {
+    /// Error messages of this runtime name a described state by its name
+    /// alone, without its C handle (tetherd's clients know names only).
+    package static func nameStatesWithoutHandles(in rt: UInt64) throws(TetherError) {
+        let engine = try acquire(rt, .runtime)
+        engine.graph.stateHandleText = nil
+        engine.lock.unlock()
+    }
+}

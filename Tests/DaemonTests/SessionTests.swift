@@ -270,6 +270,46 @@ final class SessionTests: XCTestCase {
         c.fails("io.tether.Set", ["name": "t", "value": .string(big)], with: "io.tether.LimitExceeded")
         XCTAssertEqual(c.ok("io.tether.Get", ["name": "s"])["value"], json(#"{"a":"x"}"#))
     }
+
+    func testPathWatchesFollowArrayShifts() throws {
+        let d = try InProcessDaemon()
+        let c = d.connect()
+        c.ok("io.tether.Set", ["name": "arr", "value": json("[0]")])
+        let w = d.connect()
+        w.send("io.tether.Watch", ["names": json(#"["arr"]"#), "path": "/1"], more: true)
+        XCTAssertEqual(w.replies().first?.parameters["state"], json(#"{"name":"arr","exists":false,"modified":0}"#))
+        c.ok("io.tether.Set", ["name": "arr", "path": "/-", "value": 1])          // creates /1
+        XCTAssertEqual(w.replies().first?.parameters["changes"], json(#"[{"name":"arr","op":"set","path":"/1","value":1}]"#))
+        c.ok("io.tether.Set", ["name": "arr", "path": "/-", "value": 8])          // [0,1,8]
+        c.ok("io.tether.Remove", ["name": "arr", "path": "/0"])                    // [1,8]: /1 is now 8
+        let r = w.replies()
+        XCTAssertEqual(r.last?.parameters["changes"], json(#"[{"name":"arr","op":"set","path":"/1","value":8}]"#))
+        c.ok("io.tether.Remove", ["name": "arr", "path": "/1"])                    // [1]: /1 is gone
+        XCTAssertEqual(w.replies().last?.parameters["changes"], json(#"[{"name":"arr","op":"remove","path":"/1"}]"#))
+        c.ok("io.tether.Set", ["name": "arr", "path": "/0", "value": 5])           // a sibling that moves nothing
+        XCTAssertTrue(w.replies().isEmpty)
+        // Resuming across a shift cannot be replayed without the values
+        // of the time: a resync, not a guess.
+        let late = d.connect()
+        late.send("io.tether.Watch", ["names": json(#"["arr"]"#), "path": "/1", "from_revision": 2, "epoch": "e1"], more: true)
+        XCTAssertEqual(late.replies().first?.parameters.bool("resync"), true)
+    }
+
+    func testSetErrorsNameTheStateNotAnOp() throws {
+        let d = try InProcessDaemon()
+        let c = d.connect()
+        c.ok("io.tether.Declare", ["name": "volume", "descriptor": json(#"{"type":"double","range":{"minimum":0.0,"maximum":1.0}}"#), "value": 0.5])
+        let e = c.fails("io.tether.Set", ["name": "volume", "value": 1.5], with: "io.tether.OutOfRange")
+        XCTAssertEqual(e.string("name"), "volume")
+        XCTAssertNil(e["op"])
+        XCTAssertEqual(e.string("message"), "state 'volume' must stay in [0.0, 1.0]; refused 1.5")
+        let t = c.fails("io.tether.Set", ["name": "volume", "value": "x"], with: "io.tether.WrongType")
+        XCTAssertFalse(t.string("message")?.contains("#") ?? true, t.string("message") ?? "")
+        XCTAssertNil(c.fails("io.tether.Remove", ["name": "nope"], with: "io.tether.NotFound")["op"])
+        // In a Transaction, op says which.
+        XCTAssertEqual(c.fails("io.tether.Transaction", ["ops": json(#"[{"op":"set","name":"x","value":1},{"op":"set","name":"volume","value":9}]"#)],
+                               with: "io.tether.OutOfRange").int("op"), nil, "a range is checked at commit: no op index")
+    }
 }
 
 private func names(_ states: Value) -> [String] {
