@@ -15,10 +15,20 @@ public final class State<T: Codable>: @unchecked Sendable {
     /// `tether_state_t { .id = handle }` to C code in the same process.
     public let handle: UInt64
     private let owned: Bool
+    /// What must live as long as this state: a remote state's connection.
+    private let keeps: AnyObject?
 
     init(owning handle: UInt64) {
         self.handle = handle
         owned = true
+        keeps = nil
+    }
+
+    /// A remote state: `remote` owns it, and lives while this does.
+    init(mirroredBy remote: AnyObject, handle: UInt64) {
+        self.handle = handle
+        owned = false
+        keeps = remote
     }
 
     /// Wraps a state made elsewhere (by C, or another `State` of another
@@ -26,6 +36,7 @@ public final class State<T: Codable>: @unchecked Sendable {
     public init(unowned handle: UInt64) {
         self.handle = handle
         owned = false
+        keeps = nil
     }
 
     deinit {

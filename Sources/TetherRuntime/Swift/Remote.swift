@@ -1,0 +1,64 @@
+/// A connection of a runtime to tetherd, the state daemon every process of
+/// the machine shares (`tether_remote_t` in C).
+///
+///     let rt = try Runtime()
+///     let daemon = try rt.connect()                        // the default socket
+///     let theme = try daemon.state("settings", as: Settings.self)
+///     let view = theme.observe(\.theme) { print($0.new ?? "") }
+///     theme.value.theme = "dark"                           // every process sees it
+///
+/// A remote state is an ordinary `State`: reads are local (a mirror kept
+/// current by a watch), writes go to the daemon and come back in its
+/// order. Outside callbacks a write returns once the daemon committed it
+/// and the mirror shows it; `Runtime.flush()` also waits for writes made
+/// inside callbacks. See include/tether.h, "Remote states", for the rules.
+public final class Remote: @unchecked Sendable {
+    /// The `id` of the C `tether_remote_t`.
+    public let handle: UInt64
+
+    init(handle: UInt64) {
+        self.handle = handle
+    }
+
+    deinit { free() }
+
+    /// Closes the connections; the states it mirrors are freed.
+    public func free() {
+        try? Runtimes.freeRemote(handle)
+    }
+
+    /// Whether the connection is up (writes fail with `.loopFailure` while not).
+    public var isConnected: Bool {
+        (try? Runtimes.remoteConnected(handle)) ?? false
+    }
+
+    /// The daemon's state `name` as a state of this runtime (it need not
+    /// exist yet: it then reads as null, so use an optional `T`). The
+    /// state keeps this connection alive; freeing the connection frees it.
+    public func state<T: Codable>(_ name: String, as type: T.Type = T.self) throws(TetherError) -> State<T> {
+        State(mirroredBy: self, handle: try Runtimes.remoteState(handle, name: name))
+    }
+}
+
+extension Runtime {
+    /// Connects to tetherd at `address` (`unix:/path`; nil: `$TETHER_ADDRESS`
+    /// or the default socket) and waits until connected.
+    public func connect(to address: String? = nil) throws(TetherError) -> Remote {
+        Remote(handle: try Runtimes.connectRemote(handle, address: address))
+    }
+}
+
+extension State {
+    /// The daemon revision that last changed this remote state, as applied
+    /// here (for `expect(revision:)`); throws for a local state.
+    public var daemonRevision: UInt64 {
+        get throws(TetherError) { try Runtimes.remoteRevision(handle) }
+    }
+
+    /// Inside `Runtime.transaction`: the commit applies only if the daemon's
+    /// state was last changed at `revision` (else it throws `.rejected` and
+    /// nothing changes).
+    public func expect(revision: UInt64) throws(TetherError) {
+        try Runtimes.expectRemote(handle, revision: revision)
+    }
+}
