@@ -36,6 +36,12 @@ let package = Package(
             providers: [.apt(["libuv1-dev"])]
         ),
         .target(name: "CTether"),
+        // SQLite for tetherd's store (libsqlite3-dev); only the daemon links it.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "TetherCore",
             swiftSettings: fastPaths
@@ -71,7 +77,7 @@ let package = Package(
         // executable only parses options and runs it.
         .target(
             name: "TetherDaemon",
-            dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV"],
+            dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV", "CSQLite"],
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
         ),
         .executableTarget(name: "tetherd", dependencies: ["TetherDaemon", "TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],

@@ -23,21 +23,31 @@ public struct Commit: Sendable {
     }
 }
 
+/// A state as a commit left it, for a durable sink: its whole value (nil:
+/// the commit removed it), the commit's revision and its descriptor.
+public struct StateImage: Sendable {
+    public let name: String
+    public let value: Value?
+    public let modified: UInt64
+    public let descriptor: Descriptor
+}
+
 /// Where commits go before they are acknowledged: the daemon calls
-/// `record` for each commit as it is made (in revision order) and `sync`
-/// once per loop turn, before any reply of that turn is written, so a
-/// durable sink acknowledges nothing that is not on disk (group commit).
-/// `describe` records a descriptor change that made no commit.
+/// `record` for each commit as it is made (in revision order), with every
+/// state it changed, and `sync` once per loop turn, before any reply of
+/// that turn is written, so a durable sink acknowledges nothing that is
+/// not on disk (group commit). `describe` records a descriptor change
+/// that made no commit.
 public protocol CommitSink: AnyObject {
-    func record(_ commit: Commit, descriptors: [String: Descriptor]) throws
+    func record(_ commit: Commit, states: [StateImage]) throws
     func describe(_ name: String, _ descriptor: Descriptor) throws
     func sync() throws
 }
 
-/// The sink of a daemon without a store: it keeps nothing.
+/// The sink of a daemon without a store (`--memory`): it keeps nothing.
 public final class MemorySink: CommitSink {
     public init() {}
-    public func record(_ commit: Commit, descriptors: [String: Descriptor]) throws {}
+    public func record(_ commit: Commit, states: [StateImage]) throws {}
     public func describe(_ name: String, _ descriptor: Descriptor) throws {}
     public func sync() throws {}
 }

@@ -61,6 +61,25 @@ public final class Store {
 
     public var count: Int { records.count }
 
+    /// Takes over what a durable store held, before serving: the states,
+    /// the revision (the counter continues where it stopped) and the
+    /// retained commits (so watches resume across a restart).
+    public func restore(states: [StateImage], log commits: [Commit], revision: UInt64) throws(TetherError) {
+        self.revision = revision
+        for image in states {
+            guard let value = image.value else { continue }
+            let state: State<Value>
+            do {
+                state = try makeState(image.name, value, image.descriptor)
+            } catch {
+                throw TetherError(.badJSON, "the store's state '\(image.name)' cannot be restored: \(error.detail)")
+            }
+            insert(StateRecord(name: image.name, state: state, modified: image.modified, descriptor: image.descriptor,
+                               sizeBound: (try? Store.size(of: value)) ?? 0))
+        }
+        for commit in commits where commit.revision <= revision { log.append(commit) }
+    }
+
     /// The oldest revision a Watch can resume from.
     public var oldestRevision: UInt64 { log.oldestResumable(current: revision) }
 
@@ -182,7 +201,7 @@ public final class Store {
             guard changed.contains(op.name) else { return nil }
             return Change(name: op.name, path: op.path, write: storedWrite(op))
         }
-        try commit(Commit(revision: revision, changes: changes, tag: tag, origin: origin), descriptors: [:])
+        try commit(Commit(revision: revision, changes: changes, tag: tag, origin: origin))
         return WriteReply(revision: revision, changed: true)
     }
 
@@ -205,8 +224,7 @@ public final class Store {
                 r.descriptor = descriptor
                 revision += 1
                 r.modified = revision
-                try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil),
-                           descriptors: [name: descriptor])
+                try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil))
                 return DeclareReply(revision: revision, created: false)
             }
             if descriptor.type != r.descriptor.type {
@@ -226,8 +244,7 @@ public final class Store {
         revision += 1
         insert(StateRecord(name: name, state: state, modified: revision, descriptor: descriptor,
                            sizeBound: (try? Store.size(of: stored)) ?? 0))
-        try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil),
-                   descriptors: [name: descriptor])
+        try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil))
         return DeclareReply(revision: revision, created: true)
     }
 
@@ -328,9 +345,18 @@ public final class Store {
         if at < sortedNames.count && sortedNames[at] == name { sortedNames.remove(at: at) }
     }
 
-    private func commit(_ commit: Commit, descriptors: [String: Descriptor]) throws(VarlinkError) {
+    private func commit(_ commit: Commit) throws(VarlinkError) {
+        var seen = Set<String>()
+        var images: [StateImage] = []
+        for change in commit.changes where seen.insert(change.name).inserted {
+            if let r = records[change.name] {
+                images.append(StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
+            } else {
+                images.append(StateImage(name: change.name, value: nil, modified: commit.revision, descriptor: Descriptor()))
+            }
+        }
         do {
-            try sink.record(commit, descriptors: descriptors)
+            try sink.record(commit, states: images)
         } catch {
             // The state in memory is ahead of the store: nothing can be
             // acknowledged any more. The daemon stops (the store is the truth).

@@ -29,6 +29,15 @@ struct Tetherd: ParsableCommand {
     @Option(help: "The access configuration file (JSON).")
     var config: String?
 
+    @Option(help: "Where the store lives (default: /var/lib/tether for root, else $XDG_STATE_HOME/tether).")
+    var dataDir: String?
+
+    @Option(help: "full: every acknowledged commit survives a power cut (an fsync per loop turn); normal: survives a crash of tetherd, a power cut may lose the last commits.")
+    var durability: SQLiteStore.Durability = .full
+
+    @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
+    var memory = false
+
     @Option(help: "Milliseconds between progress replies to an idle watch.")
     var progressInterval: UInt64 = 5000
 
@@ -42,14 +51,14 @@ struct Tetherd: ParsableCommand {
         let log = EventLog()
         let uid = getuid()
         var environment: [String: String] = [:]
-        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "HOME"] {
+        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"] {
             if let v = getenv(key) { environment[key] = String(cString: v) }
         }
         do {
             let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
                 ?? DaemonAddress.standard(uid: uid, environment: environment)
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
-            let store = try Store(logCapacity: logCapacity, epoch: Tetherd.newEpoch())
+            let store = try openStore(uid: uid, environment: environment, log: log)
             let service = Service(store: store, policy: policy, log: log)
             let listenFD = Systemd.listenFD()
             let daemon = try Daemon(service: service,
@@ -72,6 +81,32 @@ struct Tetherd: ParsableCommand {
             log.event("error", "message" => error.message)
             throw ExitCode(1)
         }
+    }
+
+    /// The store: SQLite in the data directory (restored, the revision and
+    /// epoch continuing), or nothing on disk with --memory.
+    func openStore(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> Store {
+        if memory {
+            log.event("store", "kind" => "memory")
+            return try Store(logCapacity: logCapacity, epoch: Tetherd.newEpoch())
+        }
+        let directory = dataDir ?? (uid == 0 ? "/var/lib/tether"
+            : (environment["XDG_STATE_HOME"] ?? ((environment["HOME"] ?? "/") + "/.local/state")) + "/tether")
+        try DataDirectory.prepare(directory)
+        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity)
+        let contents = try sqlite.load()
+        let epoch: String
+        if let known = contents.epoch {
+            epoch = known
+        } else {
+            epoch = Tetherd.newEpoch()
+            try sqlite.start(epoch: epoch)
+        }
+        let store = try Store(logCapacity: logCapacity, epoch: epoch, sink: sqlite)
+        try store.restore(states: contents.states, log: contents.log, revision: contents.revision)
+        log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
+                  "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
+        return store
     }
 
     func loadPolicy(uid: UInt32, environment: [String: String], log: EventLog) throws -> AccessPolicy {
@@ -110,5 +145,7 @@ struct Tetherd: ParsableCommand {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
+
+extension SQLiteStore.Durability: ExpressibleByArgument {}
 
 Tetherd.main()

@@ -1,0 +1,277 @@
+import CSQLite
+import Glibc
+import TetherCore
+import TetherWire
+
+/// tetherd's durable store: SQLite in WAL mode, one file in the data
+/// directory. It holds every state's value, modified revision and
+/// descriptor, the daemon's revision and epoch, and the recent commits a
+/// Watch resumes from (the log, pruned to the daemon's log capacity).
+///
+/// Group commit: `record` writes a commit into the SQLite transaction of
+/// the current loop turn; `sync` commits that transaction, once, before the
+/// turn's replies are written. With `.full` durability that commit is an
+/// fsync (a power cut loses nothing acknowledged); with `.normal` the WAL
+/// is synced only at checkpoints (a process crash loses nothing
+/// acknowledged, a power cut may lose the last acknowledged commits).
+public final class SQLiteStore: CommitSink {
+    public enum Durability: String, Sendable, CaseIterable {
+        case full, normal
+    }
+
+    /// What the store held when it was opened.
+    public struct Contents {
+        public var epoch: String?
+        public var revision: UInt64 = 0
+        public var states: [StateImage] = []
+        /// The retained commits, oldest first.
+        public var log: [Commit] = []
+    }
+
+    public let path: String
+    private var db: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    private var inTransaction = false
+    private let logCapacity: Int
+    private var lastRevision: UInt64 = 0
+
+    public init(directory: String, durability: Durability, logCapacity: Int) throws(TetherError) {
+        path = directory + "/tether.db"
+        self.logCapacity = max(1, logCapacity)
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        db = handle
+        guard rc == SQLITE_OK else {
+            let why = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            db = nil
+            throw TetherError(.loopFailure, "cannot open the store \(path): \(why)")
+        }
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        try exec("""
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS states(name TEXT PRIMARY KEY, value TEXT NOT NULL,
+                modified INTEGER NOT NULL, descriptor TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS log(revision INTEGER PRIMARY KEY, tag TEXT, origin INTEGER,
+                changes TEXT NOT NULL);
+            """)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close(db)
+    }
+
+    // MARK: Opening
+
+    /// Everything the store holds (the daemon restores from it).
+    public func load() throws(TetherError) -> Contents {
+        var contents = Contents()
+        try query("SELECT key, value FROM meta") { (row) throws(TetherError) in
+            switch row.text(0) {
+            case "epoch": contents.epoch = row.text(1)
+            case "revision": contents.revision = UInt64(row.text(1)) ?? 0
+            default: break
+            }
+        }
+        try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
+            let name = row.text(0)
+            contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
+                                              modified: UInt64(bitPattern: row.int(2)),
+                                              descriptor: try SQLiteStore.decodeDescriptor(row.text(3), name: name)))
+        }
+        try query("SELECT revision, tag, origin, changes FROM log ORDER BY revision") { (row) throws(TetherError) in
+            let revision = UInt64(bitPattern: row.int(0))
+            contents.log.append(Commit(revision: revision, changes: try SQLiteStore.decodeChanges(row.text(3), revision: revision),
+                                       tag: row.isNull(1) ? nil : row.text(1),
+                                       origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2))))
+        }
+        lastRevision = contents.revision
+        return contents
+    }
+
+    /// Records the epoch of a new store (before anything else).
+    public func start(epoch: String) throws(TetherError) {
+        try begin()
+        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { $0.bind(1, epoch) }
+        try exec("COMMIT")
+        inTransaction = false
+    }
+
+    // MARK: CommitSink
+
+    public func record(_ commit: Commit, states: [StateImage]) throws {
+        try begin()
+        var changes: [Value] = []
+        for change in commit.changes { changes.append(change.wireValue) }
+        let text = try Value.array(changes).jsonString()
+        try run("INSERT INTO log(revision, tag, origin, changes) VALUES(?1, ?2, ?3, ?4)") { s in
+            s.bind(1, Int64(bitPattern: commit.revision))
+            s.bind(2, commit.tag)
+            s.bind(3, commit.origin.map { Int64(bitPattern: $0) })
+            s.bind(4, text)
+        }
+        for image in states {
+            if let value = image.value {
+                let valueText = try SQLiteStore.encodeValue(value)
+                let descriptorText = try image.descriptor.wireValue.jsonString()
+                try run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { s in
+                    s.bind(1, image.name)
+                    s.bind(2, valueText)
+                    s.bind(3, Int64(bitPattern: image.modified))
+                    s.bind(4, descriptorText)
+                }
+            } else {
+                try run("DELETE FROM states WHERE name = ?1") { $0.bind(1, image.name) }
+            }
+        }
+        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('revision', ?1)") { $0.bind(1, String(commit.revision)) }
+        lastRevision = commit.revision
+    }
+
+    public func describe(_ name: String, _ descriptor: Descriptor) throws {
+        try begin()
+        let text = try descriptor.wireValue.jsonString()
+        try run("UPDATE states SET descriptor = ?2 WHERE name = ?1") { s in
+            s.bind(1, name)
+            s.bind(2, text)
+        }
+    }
+
+    public func sync() throws {
+        guard inTransaction else { return }
+        // The log keeps what a Watch may resume from, no more.
+        if lastRevision > UInt64(logCapacity) {
+            let oldest = Int64(lastRevision - UInt64(logCapacity))
+            try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, oldest) }
+        }
+        try exec("COMMIT")
+        inTransaction = false
+    }
+
+    // MARK: Values as text
+
+    /// A value as stored: `{"value": ..., "bytes_at": [...]}`, so bytes
+    /// come back as bytes (JSON alone would bring them back as strings).
+    static func encodeValue(_ value: Value) throws(TetherError) -> String {
+        var o = ValueObject()
+        o["value"] = value
+        let pointers = BytesAt.pointers(in: value)
+        if !pointers.isEmpty { o["bytes_at"] = .array(pointers.map(Value.string)) }
+        return try Value.object(o).jsonString()
+    }
+
+    static func decodeValue(_ text: String, name: String) throws(TetherError) -> Value {
+        guard case .object(let o) = try Value(json: text) else {
+            throw TetherError(.badJSON, "the store holds a malformed value for '\(name)'")
+        }
+        var pointers: [String] = []
+        if case .array(let list)? = o["bytes_at"] {
+            for case .string(let p) in list { pointers.append(p) }
+        }
+        do {
+            return try BytesAt.decode(o["value"] ?? .null, at: pointers, parameter: "bytes_at")
+        } catch {
+            throw TetherError(.badJSON, "the store holds malformed bytes for '\(name)': \(error.detail)")
+        }
+    }
+
+    static func decodeDescriptor(_ text: String, name: String) throws(TetherError) -> Descriptor {
+        let value = try Value(json: text)
+        do {
+            return try Descriptor(from: value)
+        } catch {
+            throw TetherError(.badJSON, "the store holds a malformed descriptor for '\(name)': \(error.detail)")
+        }
+    }
+
+    static func decodeChanges(_ text: String, revision: UInt64) throws(TetherError) -> [Change] {
+        guard case .array(let items) = try Value(json: text) else {
+            throw TetherError(.badJSON, "the store's log entry \(revision) is not an array")
+        }
+        var changes: [Change] = []
+        for item in items {
+            do {
+                changes.append(try Change(from: item))
+            } catch {
+                throw TetherError(.badJSON, "the store's log entry \(revision) is malformed: \(error.detail)")
+            }
+        }
+        return changes
+    }
+
+    // MARK: SQLite
+
+    private func begin() throws(TetherError) {
+        guard !inTransaction else { return }
+        try exec("BEGIN IMMEDIATE")
+        inTransaction = true
+    }
+
+    private func exec(_ sql: String) throws(TetherError) {
+        var message: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &message) != SQLITE_OK {
+            let why = message.map { String(cString: $0) } ?? "unknown"
+            sqlite3_free(message)
+            throw TetherError(.loopFailure, "the store \(path): \(why)")
+        }
+    }
+
+    private func prepared(_ sql: String) throws(TetherError) -> OpaquePointer {
+        if let s = statements[sql] { return s }
+        var s: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &s, nil) == SQLITE_OK, let s else {
+            throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        statements[sql] = s
+        return s
+    }
+
+    private func run(_ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+        let s = try prepared(sql)
+        defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
+        bind(Statement(raw: s))
+        let rc = sqlite3_step(s)
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
+            throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    private func query(_ sql: String, _ row: (Statement) throws(TetherError) -> Void) throws(TetherError) {
+        let s = try prepared(sql)
+        defer { sqlite3_reset(s) }
+        while true {
+            let rc = sqlite3_step(s)
+            if rc == SQLITE_DONE { return }
+            guard rc == SQLITE_ROW else {
+                throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
+            }
+            try row(Statement(raw: s))
+        }
+    }
+
+    /// One prepared statement's bindings and columns.
+    struct Statement {
+        let raw: OpaquePointer
+        private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+        func bind(_ i: Int32, _ text: String?) {
+            guard let text else { sqlite3_bind_null(raw, i); return }
+            sqlite3_bind_text(raw, i, text, -1, Statement.transient)
+        }
+
+        func bind(_ i: Int32, _ n: Int64?) {
+            guard let n else { sqlite3_bind_null(raw, i); return }
+            sqlite3_bind_int64(raw, i, n)
+        }
+
+        func text(_ i: Int32) -> String {
+            sqlite3_column_text(raw, i).map { String(cString: $0) } ?? ""
+        }
+
+        func int(_ i: Int32) -> Int64 { sqlite3_column_int64(raw, i) }
+
+        func isNull(_ i: Int32) -> Bool { sqlite3_column_type(raw, i) == SQLITE_NULL }
+    }
+}
