@@ -1233,6 +1233,22 @@ int tether_remote_state(tether_remote_t remote, const char *name, tether_state_t
  * TETHER_EUV while it is not). Errors: TETHER_EINVAL, TETHER_ESTALE. */
 int tether_remote_connected(tether_remote_t remote, bool *out);
 
+/* Waits until every state the remote mirrors shows at least what the
+ * daemon held when this was called (what other processes wrote before it,
+ * they having returned): the read barrier between processes. Callbacks the
+ * changes cause are owed as usual (tether_runtime_flush runs them).
+ * Must not be called from a callback of the remote's runtime.
+ * Errors: TETHER_ESTALE, TETHER_EBUSY (inside a callback), TETHER_EUV
+ * (the connection is down or dropped meanwhile). */
+int tether_remote_sync(tether_remote_t remote);
+
+/* Waits up to timeout_ms milliseconds for the remote's connection to be up
+ * (after the daemon restarted, say); returns at once when it is. Must not
+ * be called from a callback of the remote's runtime. Errors: TETHER_ESTALE,
+ * TETHER_EBUSY (inside a callback), TETHER_EUV (still down at the end: the
+ * message has the last connection error). */
+int tether_remote_wait(tether_remote_t remote, uint32_t timeout_ms);
+
 /* *out = the daemon revision that last changed the remote state, as its
  * mirror has applied it (0: the daemon has no such state). Pair it with
  * tether_remote_expect for compare-and-set. Errors: TETHER_EINVAL (out

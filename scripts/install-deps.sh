@@ -25,6 +25,10 @@ if ! command -v pkg-config >/dev/null 2>&1; then
 elif ! pkg-config --exists libuv; then
   need_apt+=(libuv1-dev)
 fi
+# tetherd's store (the library itself does not link it).
+if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists sqlite3; then
+  need_apt+=(libsqlite3-dev)
+fi
 
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "missing: ${need_apt[*]}"
@@ -50,6 +54,8 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     die "apt-get install -y ${need_apt[*]} failed"
   pkg-config --exists libuv ||
     die "libuv1-dev was installed but 'pkg-config --exists libuv' still fails"
+  pkg-config --exists sqlite3 ||
+    die "libsqlite3-dev was installed but 'pkg-config --exists sqlite3' still fails"
   say "installed ${need_apt[*]}"
 fi
 
@@ -69,4 +75,4 @@ if ! command -v swift >/dev/null 2>&1; then
       "'swift --version' works in this shell."
 fi
 
-say "ok: libuv $(pkg-config --modversion libuv), $(swift --version 2>/dev/null | head -n 1)"
+say "ok: libuv $(pkg-config --modversion libuv), sqlite $(pkg-config --modversion sqlite3), $(swift --version 2>/dev/null | head -n 1)"

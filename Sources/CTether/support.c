@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static _Thread_local char message[1024];
@@ -110,6 +111,14 @@ void tether_internal_cond_wait(tether_internal_cond_t *c, tether_internal_lock_t
   tether_internal_unlock(l);
   futex_wait(c, seen); /* returns at once if a broadcast came in between */
   /* Other waiters may be woken with us: take the lock as contended. */
+  while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0) futex_wait(l, 2);
+}
+
+void tether_internal_cond_timedwait(tether_internal_cond_t *c, tether_internal_lock_t *l, uint32_t ms) {
+  uint32_t seen = __atomic_load_n(c, __ATOMIC_ACQUIRE);
+  struct timespec relative = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  tether_internal_unlock(l);
+  syscall(SYS_futex, c, FUTEX_WAIT_PRIVATE, seen, &relative, NULL, 0);
   while (__atomic_exchange_n(l, 2, __ATOMIC_ACQUIRE) != 0) futex_wait(l, 2);
 }
 

@@ -50,3 +50,13 @@ public func tether_remote_expect(_ s: tether_state_t, _ revision: UInt64) -> Int
         try Runtimes.expectRemote(s.id, revision: revision)
     }
 }
+
+@_cdecl("tether_remote_sync")
+public func tether_remote_sync(_ remote: tether_remote_t) -> Int32 {
+    call("tether_remote_sync") { () throws(TetherError) in try Runtimes.syncRemote(remote.id) }
+}
+
+@_cdecl("tether_remote_wait")
+public func tether_remote_wait(_ remote: tether_remote_t, _ timeoutMs: UInt32) -> Int32 {
+    call("tether_remote_wait") { () throws(TetherError) in try Runtimes.waitRemote(remote.id, milliseconds: timeoutMs) }
+}

@@ -1,3 +1,4 @@
+import CLibUV
 import Glibc
 
 /// The two systemd protocols tetherd speaks, without libsystemd: both are

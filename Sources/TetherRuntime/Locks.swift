@@ -56,5 +56,6 @@ final class Condition {
     }
 
     func wait(_ lock: LockRef) { tether_internal_cond_wait(raw, lock.raw) }
+    func wait(_ lock: LockRef, milliseconds: UInt32) { tether_internal_cond_timedwait(raw, lock.raw, milliseconds) }
     func broadcast() { tether_internal_cond_broadcast(raw) }
 }

@@ -27,6 +27,11 @@
 #   ONLY          run just these lessons and cases, e.g. ONLY="counter
 #                 computed_diamond"
 #   CASE          run just this one case (make test CASE=computed_diamond)
+#   TETHERD       the tetherd binary that lessons and cases talking to the
+#                 daemon run beside (default .build/release/tetherd): each
+#                 such program (a lesson with the line "harness: tetherd",
+#                 a case named remote_*) gets a daemon of its own, started
+#                 and supervised by support/with_tetherd.c
 #   EXTRA_RESULTS results of steps run before this script, as name=exitcode
 #                 words (make test passes "swift-test=0 check-install=0"):
 #                 reported as PASS/FAIL lines and counted in the total, so
@@ -132,11 +137,16 @@ for result in ${EXTRA_RESULTS:-}; do
 done
 
 # Runs one built program (a lesson, or the runner with a case name) and
-# reports it.
+# reports it. With --tetherd first, beside a daemon of its own.
 run_one() {
   local label=$1 log=$2
   shift 2
-  env "${run_env[@]}" timeout -k 10 "$timeout_s" "${runner[@]}" "$@" >"$log" 2>&1
+  local beside=()
+  if [ "${1:-}" = "--tetherd" ]; then
+    shift
+    beside=("$with_tetherd" "$tetherd" --)
+  fi
+  env "${run_env[@]}" timeout -k 10 "$timeout_s" "${beside[@]}" "${runner[@]}" "$@" >"$log" 2>&1
   local rc=$?
   if [ "$rc" -eq 0 ]; then
     echo "PASS $label"
@@ -162,6 +172,23 @@ wanted() {
 
 echo "run.sh: ${mode:-plain} build with $cc against $libdir/libtether.so"
 
+# The daemon beside the programs that talk to it.
+tetherd=${TETHERD:-$root/.build/release/tetherd}
+with_tetherd="$bindir/with_tetherd"
+if ! cc -std=c99 -Wall -Wextra -Werror -o "$with_tetherd" Tests/CTests/support/with_tetherd.c >"$bindir/with_tetherd.log" 2>&1; then
+  echo "FAIL with_tetherd (build failed)"
+  sed 's/^/    /' "$bindir/with_tetherd.log"
+  failed=$((failed + 1))
+  failed_names+=("with_tetherd")
+fi
+needs_daemon() {  # a lesson file, or a case name
+  case "$1" in
+    remote_*) return 0 ;;
+    *.c) grep -q "harness: tetherd" "$1" ;;
+    *) return 1 ;;
+  esac
+}
+
 # The lessons: each a program that must exit 0.
 found=0
 for src in examples-c/*.c; do
@@ -177,7 +204,11 @@ for src in examples-c/*.c; do
     failed_names+=("$name")
     continue
   fi
-  run_one "lesson $name" "$log" "$exe"
+  if needs_daemon "$src"; then
+    run_one "lesson $name" "$log" --tetherd "$exe"
+  else
+    run_one "lesson $name" "$log" "$exe"
+  fi
 done
 
 # The cases: one runner, one process per case.
@@ -192,7 +223,11 @@ else
   while read -r name; do
     wanted "$name" || continue
     found=1
-    run_one "$name" "$bindir/$name.log" "$tests_exe" "$name"
+    if needs_daemon "$name"; then
+      run_one "$name" "$bindir/$name.log" --tetherd "$tests_exe" "$name"
+    else
+      run_one "$name" "$bindir/$name.log" "$tests_exe" "$name"
+    fi
   done < <("$tests_exe" --list)
   if [ -n "${CASE:-}" ] && [ "$found" -eq 0 ]; then
     echo "FAIL $CASE (no such case or lesson; $tests_exe --list shows the cases)"

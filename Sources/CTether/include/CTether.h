@@ -211,5 +211,7 @@ static inline void tether_internal_unlock(tether_internal_lock_t *l) {
 typedef uint32_t tether_internal_cond_t;
 TETHER_INTERNAL void tether_internal_cond_wait(tether_internal_cond_t *c, tether_internal_lock_t *l);
 TETHER_INTERNAL void tether_internal_cond_broadcast(tether_internal_cond_t *c);
+/* tether_internal_cond_wait that gives up after ms milliseconds. */
+TETHER_INTERNAL void tether_internal_cond_timedwait(tether_internal_cond_t *c, tether_internal_lock_t *l, uint32_t ms);
 
 #endif

@@ -41,7 +41,7 @@ extension Engine {
             return .failed(error)
         }
         if detached { return .done(revision: 0) }
-        if let error = mirror.link.await(waiter) { return .failed(error) }
+        if let error = mirror.link.waitFor(waiter) { return .failed(error) }
         guard wantRevision else { return .done(revision: 0) }
         lock.lock()
         let revision = (try? graph.stateRevision(s)) ?? 0
@@ -116,7 +116,7 @@ extension Engine {
 extension RemoteLink {
     /// Waits for a non-detached write: its reply, then the mirrors showing
     /// its revision. Returns its error, if any.
-    func await(_ waiter: RemoteWaiter) -> TetherError? {
+    func waitFor(_ waiter: RemoteWaiter) -> TetherError? {
         lock.lock()
         wait { waiter.done && (waiter.error != nil || !waiter.changed || waiter.mirrors.allSatisfy { $0.hasApplied(waiter.revision) }) }
         let error = waiter.error ?? (waiter.done ? nil : TetherError(.stale, "the remote was freed before tetherd answered"))

@@ -126,6 +126,30 @@ extension Runtimes {
         link.lock.unlock()
     }
 
+    /// Waits until every remote state shows what the daemon held when this
+    /// was called (a read barrier across processes).
+    package static func syncRemote(_ remote: UInt64) throws(TetherError) {
+        let link = try RemoteTable.find(remote)
+        if link.engine.onLoopThread || DeliveryContext.isDelivering(link.engine.id) {
+            throw TetherError(.busy, "sync waits for the runtime's loop: call it outside the runtime's callbacks")
+        }
+        try link.sync()
+    }
+
+    /// Waits up to `milliseconds` for the remote's connection to be up.
+    package static func waitRemote(_ remote: UInt64, milliseconds: UInt32) throws(TetherError) {
+        let link = try RemoteTable.find(remote)
+        if link.engine.onLoopThread || DeliveryContext.isDelivering(link.engine.id) {
+            throw TetherError(.busy, "waiting for the connection needs the runtime's loop: call it outside the runtime's callbacks")
+        }
+        guard link.waitConnected(milliseconds: milliseconds) else {
+            link.lock.lock()
+            let why = link.closed ? "the remote was freed" : link.lastError
+            link.lock.unlock()
+            throw TetherError(.loopFailure, "not connected to tetherd at \(link.address) after \(milliseconds) ms (\(why))")
+        }
+    }
+
     /// Whether the remote's call connection is up now.
     package static func remoteConnected(_ remote: UInt64) throws(TetherError) -> Bool {
         let link = try RemoteTable.find(remote)
@@ -190,7 +214,7 @@ extension Engine {
         let waiter = RemoteWaiter(detached: detached, mirrors: mirrors)
         try link.send(Call(method: TetherMethod.transaction.qualifiedName, parameters: parameters.parameters), waiter: waiter)
         if detached { return 0 }
-        if let error = link.await(waiter) { throw error }
+        if let error = link.waitFor(waiter) { throw error }
         lock.lock()
         defer { lock.unlock() }
         return graph.revision

@@ -1,5 +1,6 @@
 import CLibUV
 import CTether
+import Glibc
 import TetherCore
 import TetherWire
 
@@ -8,9 +9,12 @@ final class RemoteWaiter {
     /// Nobody waits (a write made inside a callback): counted by the link
     /// until acknowledged, its refusal reported to the runtime's handler.
     let detached: Bool
-    init(detached: Bool, mirrors: [RemoteMirror]) {
+    /// A Get made by sync(): its `modified` is the revision to wait for.
+    let isRead: Bool
+    init(detached: Bool, mirrors: [RemoteMirror], isRead: Bool = false) {
         self.detached = detached
         self.mirrors = mirrors
+        self.isRead = isRead
     }
     var done = false
     var error: TetherError?
@@ -117,6 +121,38 @@ package final class RemoteLink {
         lock.unlock()
     }
 
+    /// Waits until every mirror shows at least what the daemon held when
+    /// this was called: one Get per mirror (pipelined), then each mirror's
+    /// watch reaching that state's `modified` revision. Not on the loop thread.
+    func sync() throws(TetherError) {
+        var waiters: [RemoteWaiter] = []
+        for m in allMirrors {
+            let waiter = RemoteWaiter(detached: false, mirrors: [m], isRead: true)
+            try send(Call(method: TetherMethod.get.qualifiedName, parameters: GetParameters(name: m.name).parameters), waiter: waiter)
+            waiters.append(waiter)
+        }
+        for waiter in waiters {
+            if let error = waitFor(waiter), error.code != .notFound { throw error }
+        }
+    }
+
+    /// Waits up to `milliseconds` for the connection to be up.
+    func waitConnected(milliseconds: UInt32) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let end = Int64(deadline.tv_sec) * 1000 + Int64(deadline.tv_nsec / 1_000_000) + Int64(milliseconds)
+        lock.lock()
+        defer { lock.unlock() }
+        while !connected && !closed {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let left = end - (Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
+            if left <= 0 { return false }
+            condition.wait(lock, milliseconds: UInt32(left))
+        }
+        return connected
+    }
+
     func register(_ mirror: RemoteMirror) {
         lock.lock()
         mirrors[mirror.state.index] = mirror
@@ -221,7 +257,7 @@ package final class RemoteLink {
             return
         }
         let revision: UInt64
-        if case .int(let r)? = reply.parameters["revision"] { revision = UInt64(bitPattern: r) } else { revision = 0 }
+        if case .int(let r)? = reply.parameters[waiter.isRead ? "modified" : "revision"] { revision = UInt64(bitPattern: r) } else { revision = 0 }
         let changed: Bool
         if case .bool(let c)? = reply.parameters["changed"] { changed = c } else { changed = true }
         lock.lock()
