@@ -1242,11 +1242,12 @@ int tether_remote_connected(tether_remote_t remote, bool *out);
  * (the connection is down or dropped meanwhile). */
 int tether_remote_sync(tether_remote_t remote);
 
-/* Waits up to timeout_ms milliseconds for the remote's connection to be up
- * (after the daemon restarted, say); returns at once when it is. Must not
- * be called from a callback of the remote's runtime. Errors: TETHER_ESTALE,
- * TETHER_EBUSY (inside a callback), TETHER_EUV (still down at the end: the
- * message has the last connection error). */
+/* Waits up to timeout_ms milliseconds until the daemon answers on the
+ * remote's connection (after it restarted, say): connected, and one round
+ * trip made, so a connection whose daemon has just died does not count.
+ * Must not be called from a callback of the remote's runtime.
+ * Errors: TETHER_ESTALE, TETHER_EBUSY (inside a callback), TETHER_EUV (no
+ * answer in time: the message has the last connection error). */
 int tether_remote_wait(tether_remote_t remote, uint32_t timeout_ms);
 
 /* *out = the daemon revision that last changed the remote state, as its

@@ -91,6 +91,13 @@ extension Engine {
     }
 
     private func runLoopThread() {
+        // A peer that went away (tetherd, for remote states) must be an
+        // EPIPE from write, not a SIGPIPE that kills the host process: the
+        // signal is blocked on this thread only, the one that writes.
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
         uv_run(loop, UV_RUN_DEFAULT)
         // Freed from one of its own callbacks: nobody will join this thread,
         // so it finishes the teardown itself.

@@ -136,18 +136,36 @@ extension Runtimes {
         try link.sync()
     }
 
-    /// Waits up to `milliseconds` for the remote's connection to be up.
+    /// Waits up to `milliseconds` until the daemon answers on the remote's
+    /// connection: connected, and a round trip (GetInfo) went through, so a
+    /// connection whose daemon just died (and whose end has not been seen
+    /// yet) does not count.
     package static func waitRemote(_ remote: UInt64, milliseconds: UInt32) throws(TetherError) {
         let link = try RemoteTable.find(remote)
         if link.engine.onLoopThread || DeliveryContext.isDelivering(link.engine.id) {
             throw TetherError(.busy, "waiting for the connection needs the runtime's loop: call it outside the runtime's callbacks")
         }
-        guard link.waitConnected(milliseconds: milliseconds) else {
+        let start = monotonicMilliseconds()
+        while true {
+            let elapsed = monotonicMilliseconds() - start
+            let left = elapsed >= Int64(milliseconds) ? 0 : UInt32(Int64(milliseconds) - elapsed)
+            if left > 0 && link.waitConnected(milliseconds: left) {
+                let ping = RemoteWaiter(detached: false, mirrors: [])
+                let call = Call(method: "org.varlink.service.GetInfo")
+                if (try? link.send(call, waiter: ping)) != nil && link.waitFor(ping) == nil { return }
+                continue  // it died under us: wait for the reconnection
+            }
             link.lock.lock()
             let why = link.closed ? "the remote was freed" : link.lastError
             link.lock.unlock()
-            throw TetherError(.loopFailure, "not connected to tetherd at \(link.address) after \(milliseconds) ms (\(why))")
+            throw TetherError(.loopFailure, "tetherd at \(link.address) did not answer within \(milliseconds) ms (\(why))")
         }
+    }
+
+    static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
     }
 
     /// Whether the remote's call connection is up now.

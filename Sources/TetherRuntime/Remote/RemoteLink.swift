@@ -138,15 +138,11 @@ package final class RemoteLink {
 
     /// Waits up to `milliseconds` for the connection to be up.
     func waitConnected(milliseconds: UInt32) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let end = Int64(deadline.tv_sec) * 1000 + Int64(deadline.tv_nsec / 1_000_000) + Int64(milliseconds)
+        let end = Runtimes.monotonicMilliseconds() + Int64(milliseconds)
         lock.lock()
         defer { lock.unlock() }
         while !connected && !closed {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let left = end - (Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
+            let left = end - Runtimes.monotonicMilliseconds()
             if left <= 0 { return false }
             condition.wait(lock, milliseconds: UInt32(left))
         }
