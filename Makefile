@@ -4,13 +4,18 @@
 #                       stdlib: at run time it needs only libuv and the C/C++
 #                       runtime libraries, no Swift toolchain)
 #   make deps           install libuv1-dev + pkg-config if missing; check swift
-#   make run            build, then build and run the demo (examples-c/demo.c)
+#   make run            build, then run tetherd (the state daemon) in the
+#                       foreground; its first lines say how to talk to it
+#   make demo           build, then build and run the in-process demo
+#                       (examples-c/demo.c)
 #   make test           swift build + swift test, release build, an install
 #                       check, then the C harness (every lesson in examples-c/
 #                       and every case in Tests/CTests/); the last line of
 #                       output is "N passed, N failed". CASE=name runs one
 #                       case (or lesson), ONLY="a b" a few
-#   make install        PREFIX=/usr/local (default), DESTDIR honoured
+#   make install        PREFIX=/usr/local (default), DESTDIR honoured: the
+#                       library, header, pkg-config file, tetherd, tetherctl
+#                       and systemd units (system and user)
 #   make check-install  install into a temp prefix and build a program there
 #                       with nothing but pkg-config
 #   make asan | tsan | valgrind    the C harness under a sanitizer (CASE= too)
@@ -47,7 +52,7 @@ TSAN_LIBDIR := $(TSAN_SCRATCH)/debug
 EXAMPLE_CFLAGS := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -ITests/CTests
 EXAMPLE_LIBS = -L$(RELEASE_DIR) -ltether -Wl,-rpath,$(abspath $(RELEASE_DIR)) -lpthread -lm
 
-.PHONY: all build deps run test swift-test install check-install asan tsan valgrind clean bench
+.PHONY: all build deps run demo test swift-test install check-install asan tsan valgrind clean bench
 
 all: build
 
@@ -58,7 +63,14 @@ build: deps
 	$(SWIFT) build -c release -Xswiftc -static-stdlib
 	@test -f $(LIB) || { echo "make build: $(LIB) was not produced"; exit 1; }
 
+# The main job: the daemon in the foreground (Ctrl-C stops it). Its
+# address and data directory follow the XDG conventions (docs/daemon.md);
+# TETHERD_ARGS adds options, e.g. TETHERD_ARGS="--memory --verbose".
 run: build
+	@echo
+	@exec $(RELEASE_DIR)/tetherd $(TETHERD_ARGS)
+
+demo: build
 	@mkdir -p $(BIN)
 	$(CC) $(EXAMPLE_CFLAGS) -o $(BIN)/demo examples-c/demo.c $(EXAMPLE_LIBS)
 	@echo
@@ -91,6 +103,11 @@ install: build
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tether.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
 	chmod 0644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/tether.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PREFIX)/lib/systemd/user
+	install -m 0755 $(RELEASE_DIR)/tetherd $(RELEASE_DIR)/tetherctl $(DESTDIR)$(PREFIX)/bin/
+	for kind in system user; do for unit in tetherd.service tetherd.socket; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' systemd/$$kind/$$unit > $(DESTDIR)$(PREFIX)/lib/systemd/$$kind/$$unit; \
+	  chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/$$kind/$$unit; done; done
 
 # Proves the installed pkg-config path works for a program outside the tree:
 # counter.c is copied to a temp dir and built with only

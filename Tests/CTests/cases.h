@@ -22,6 +22,10 @@
 #define TEST_CASE(name) int tcase_##name(void)
 
 #define TETHER_TEST_CASES(X) \
+  X(remote_bad_input) \
+  X(remote_callbacks) \
+  X(remote_threads) \
+  X(remote_bindings_and_computeds) \
   X(bad_input_error_strings) \
   X(bad_input_value_constructors) \
   X(bad_input_value_readers) \

@@ -43,7 +43,7 @@ final class DaemonFixture {
 
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonFixture.product("tetherd"))
-        process.arguments = ["--address", "unix:\(socketPath)"] + arguments
+        process.arguments = ["--address", "unix:\(socketPath)", "--data-dir", directory + "/data"] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
         environment.removeValue(forKey: "LISTEN_FDS")

@@ -199,6 +199,12 @@ extension Runtimes {
 
     private static func mirror(of s: UInt64) throws(TetherError) -> RemoteMirror {
         let engine = try acquire(s, .state)
+        do {
+            _ = try engine.graph.stateRevision(stateID(s))  // a freed state is stale, not "not remote"
+        } catch {
+            engine.lock.unlock()
+            throw error
+        }
         let m = engine.graph.isRemote(stateID(s)) ? engine.remoteMirror(stateID(s)) : nil
         engine.lock.unlock()
         guard let m else { throw TetherError(.invalidArgument, "state \(hexHandle(s)) is not a remote state") }
