@@ -249,6 +249,12 @@ extension Engine {
         let close = dead && !asyncClosing
         if close { asyncClosing = true }
         lock.unlock()
-        if close { closeAsync() }
+        if close {
+            // Freed while this call ran: the wake the free sent dies with
+            // the async handle, so the remote links close now (their
+            // handles would keep uv_run, and the free's join, waiting).
+            serviceRemoteLinks()
+            closeAsync()
+        }
     }
 }
