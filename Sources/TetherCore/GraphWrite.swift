@@ -83,7 +83,7 @@ extension Graph {
         if let parent = path.parent, case .array? = states[i].value.valueIfPresent(at: parent) {
             affected = parent
         }
-        _ = try mutate(i, path: affected, round: round) { (v: inout Value) throws(TetherError) in
+        _ = try mutate(i, path: affected, removing: path, round: round) { (v: inout Value) throws(TetherError) in
             try v.remove(at: path)
         }
     }
@@ -91,9 +91,12 @@ extension Graph {
     /// Applies an in-place edit below the root. Without observers the edit is
     /// done in place (no copy); with observers the old root is kept for their
     /// old values and copy-on-write copies only the edited path.
-    private func mutate(_ i: Int, path: JSONPointer, round: UInt32,
+    /// `removing`: the removed path, which wakes readers by path (an array
+    /// element's removal wakes the whole array, not the array's parent).
+    private func mutate(_ i: Int, path: JSONPointer, removing: JSONPointer? = nil, round: UInt32,
                         _ edit: (inout Value) throws(TetherError) -> Void) throws(TetherError) -> Bool {
-        if states[i].firstObserver == noIndex && states[i].firstSub == noIndex && states[i].described.isEmpty {
+        if states[i].firstObserver == noIndex && states[i].firstSub == noIndex && states[i].described.isEmpty
+            && !states[i].pathReaders {
             try edit(&states[i].value)  // on error the value is unchanged
             revision &+= 1
             states[i].revision = revision
@@ -109,7 +112,7 @@ extension Graph {
         states[i].value = updated
         states[i].revision = revision
         scheduleChanged(i, old: old, writtenPath: path, round: round)
-        bumpVersion(i, old: old, round: round)
+        bumpVersion(i, old: old, round: round, at: removing ?? path)
         return true
     }
 
