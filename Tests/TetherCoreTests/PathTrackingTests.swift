@@ -276,6 +276,41 @@ import Testing
         #expect(a.calls == 2)
     }
 
+    /// The children map: lookups, inserts and removals in any order, past
+    /// the width where it builds its index, and with colliding mixes.
+    @Test func pathChildrenFindsWhatItHolds() {
+        var map = PathChildren()
+        var expected: [String: UInt32] = [:]
+        func key(_ name: String) -> MemberKey {
+            // A third of the names share one mix: long probe runs to delete from.
+            name.hasSuffix("3") ? MemberKey(name, forcingHash: 42) : MemberKey(name)
+        }
+        func check() {
+            #expect(map.count == expected.count)
+            for (name, node) in expected { #expect(map.find(key(name)) == node) }
+            #expect(map.find(key("absent")) == nil)
+            #expect(Set(map.nodes) == Set(expected.values))
+        }
+        for i in 0..<300 {
+            map.insert(key("f\(i)"), UInt32(i))
+            expected["f\(i)"] = UInt32(i)
+        }
+        check()
+        var generator = SystemRandomNumberGenerator()
+        var order = Array(expected.keys).shuffled(using: &generator)
+        for (n, name) in order.enumerated() {
+            map.remove(key(name))
+            expected[name] = nil
+            if n % 37 == 0 || expected.count < 12 { check() }
+        }
+        #expect(map.isEmpty)
+        for i in 0..<20 { map.insert(key("g\(i)3"), UInt32(i)); expected["g\(i)3"] = UInt32(i) }
+        check()
+        order = Array(expected.keys)
+        for name in order.prefix(15) { map.remove(key(name)); expected[name] = nil }
+        check()
+    }
+
     /// A whole-value edge is a `Link` as before: path edges carry their path
     /// in the path node, not in the link.
     @Test func edgesStaySmall() {
