@@ -328,18 +328,23 @@ extension Graph {
     // MARK: Waking on a write
 
     /// A changing write at `written` (nil: the whole value) gave state `s`
-    /// its new version; `old` is the value it replaced. Wakes every path the
+    /// its new version. Wakes every path the
     /// write may have changed (see the top of this file): each node on the
     /// way to `written` and the subtree at it — at the array instead, when
     /// `written` names an element of one. Walks only those nodes: a write
     /// to one of 1,000 fields read by path touches one node, not 1,000.
-    func wakePaths(_ s: Int, at written: JSONPointer?, old: Value, round: UInt32) {
+    ///
+    /// Whether the written path names an array element is asked of the new
+    /// value: a write below a container does not change the container's
+    /// type. (In a commit, an earlier operation that did change it wrote the
+    /// container or above, and woke everything below it.)
+    func wakePaths(_ s: Int, at written: JSONPointer?, round: UInt32) {
         let version = states[s].version
         var node = Int(bases[Int(states[s].base)].pathRoot)
         if let tokens = written?.tokens {
             for k in tokens.indices {
                 if k == tokens.count - 1, isIndexToken(tokens[k]),
-                   case .array? = old.valueIfPresent(at: pathNodes[node].pointer) {
+                   case .array? = states[s].value.valueIfPresent(at: pathNodes[node].pointer) {
                     break  // an element: the whole array (this node is woken already)
                 }
                 guard let child = pathNodes[node].children.find(MemberKey(tokens[k])) else { return }
@@ -351,17 +356,17 @@ extension Graph {
     }
 
     /// `wakePaths` for a commit's operations on one state, each a write.
-    func wakePaths(_ s: Int, ops: [WriteOp], old: Value, round: UInt32) {
+    func wakePaths(_ s: Int, ops: [WriteOp], round: UInt32) {
         for op in ops {
             switch op {
             case .set:
-                wakePaths(s, at: nil, old: old, round: round)
+                wakePaths(s, at: nil, round: round)
                 return
             case let .put(_, at: path):
-                wakePaths(s, at: path.isRoot ? nil : path, old: old, round: round)
+                wakePaths(s, at: path.isRoot ? nil : path, round: round)
                 if path.isRoot { return }
             case let .remove(at: path):
-                wakePaths(s, at: path, old: old, round: round)
+                wakePaths(s, at: path, round: round)
             }
         }
     }

@@ -189,7 +189,7 @@ extension Graph {
         }
         takeVersion(i, old: old)
         propagate(fromState: i, round: round)
-        if states[i].pathReaders { wakePaths(i, at: nil, old: old, round: round) }
+        if states[i].pathReaders { wakePaths(i, at: nil, round: round) }
     }
 
     /// `bumpVersion` for a write at `path` (not the root): readers of other
@@ -203,7 +203,7 @@ extension Graph {
         }
         takeVersion(i, old: old)
         propagate(fromState: i, round: round)
-        if states[i].pathReaders { wakePaths(i, at: path, old: old, round: round) }
+        if states[i].pathReaders { wakePaths(i, at: path, round: round) }
     }
 
     /// `bumpVersion` for a commit's operations on one state.
@@ -215,7 +215,22 @@ extension Graph {
         }
         takeVersion(i, old: old)
         propagate(fromState: i, round: round)
-        if states[i].pathReaders { wakePaths(i, ops: ops, old: old, round: round) }
+        if states[i].pathReaders { wakePaths(i, ops: ops, round: round) }
+    }
+
+    /// `bumpVersion` for a write at `path` made in place (`Graph.mutate`):
+    /// the state has readers, no observers, and its epoch base is already
+    /// this epoch's, so the value the write replaced is not needed.
+    func bumpVersionInEpoch(_ i: Int, round: UInt32, at path: JSONPointer) {
+        let b = Int(states[i].base)
+        if states[i].value == bases[b].value {
+            states[i].version = bases[b].version
+        } else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+        }
+        propagate(fromState: i, round: round)
+        if states[i].pathReaders { wakePaths(i, at: path, round: round) }
     }
 
     /// The state's new version, or the epoch's starting one (see above).
