@@ -314,6 +314,7 @@ open class Graph {
         }
         unlinkSubscribers(of: NodeRef.state(i))
         if states[i].pathReaders { unlinkPathReaders(of: i) }
+        assert(!states[i].pathReaders, "a path trie outlived its readers")
         if let validator = removeDescriptor(i) { released.append(validator.releaser) }
         states[i].generation = 0
         states[i].value = .null
