@@ -88,9 +88,12 @@ extension Graph {
         }
     }
 
-    /// Applies an in-place edit below the root. Without observers the edit is
-    /// done in place (no copy); with observers the old root is kept for their
-    /// old values and copy-on-write copies only the edited path.
+    /// Applies an in-place edit below the root. Without observers, readers
+    /// or a descriptor the edit is done in place (no copy); so it is with
+    /// readers but no observers once the state's epoch base is taken (see
+    /// `bumpVersion`). Otherwise the old root is kept (for observers' old
+    /// values, the epoch base, range checks) and copy-on-write copies the
+    /// containers on the edited path.
     /// `removing`: the removed path, which wakes readers by path (an array
     /// element's removal wakes the whole array, not the array's parent).
     private func mutate(_ i: Int, path: JSONPointer, removing: JSONPointer? = nil, round: UInt32,
