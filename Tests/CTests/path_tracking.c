@@ -26,7 +26,8 @@
  *    below its elements; a write below an element (/list/1/v) re-runs only
  *    the readers of that element's part;
  *  - several paths of one state read by one computed are each tracked; a
- *    whole-value read next to them keeps waking on any write;
+ *    whole-value read next to them keeps waking on any write; escaped
+ *    member names ("/a~1b" is the member "a/b") are paths like any other;
  *  - dynamic dependencies: after a computed switches from /a to /b, a write
  *    to /a no longer re-runs it;
  *  - transactions wake the readers of the paths they touch, and only those;
@@ -625,6 +626,25 @@ TEST_CASE(path_tracking_several_paths) {
   CHECK_OK(tether_state_set_path_json(s, "/a", "5", -1));
   CHECK_OK(touch(c2));
   CHECK_INT_EQ(CALLS(&two_states), 3);
+
+  /* Escaped names ("~1" is "/", "~0" is "~"): "a/b" and "a~b" are siblings. */
+  {
+    tether_state_t e;
+    reader_t slash;
+    tether_computed_t cs;
+    char buf[32];
+    CHECK_OK(tether_state_new_json(rt, "{\"a/b\":1,\"a~b\":2,\"a\":{\"b\":3}}", -1, 0, &e));
+    reader_init(&slash, e, "/a~1b", NULL);
+    CHECK_OK(tether_computed_new(rt, compute_reads, &slash, NULL, &cs));
+    if (CHECK_OK(tether_computed_get_json(cs, 0, buf, sizeof buf, NULL))) CHECK_STR_EQ(buf, "1");
+    CHECK_OK(tether_state_set_path_json(e, "/a~0b", "20", -1));
+    CHECK_OK(tether_state_set_path_json(e, "/a/b", "30", -1));
+    CHECK_OK(touch(cs));
+    CHECK_INT_EQ(CALLS(&slash), 1);
+    CHECK_OK(tether_state_set_path_json(e, "/a~1b", "10", -1));
+    if (CHECK_OK(tether_computed_get_json(cs, 0, buf, sizeof buf, NULL))) CHECK_STR_EQ(buf, "10");
+    CHECK_INT_EQ(CALLS(&slash), 2);
+  }
   CHECK_OK(tether_runtime_free(rt));
   return check_report("path_tracking_several_paths");
 }

@@ -236,6 +236,41 @@ import Testing
         #expect(runs == 2)
     }
 
+    /// Writes below the root of a state with readers but no observers are
+    /// made in place once the epoch's base is kept: the base must stay what
+    /// it was (so a batch that puts everything back runs nothing), and
+    /// readers must see every write.
+    @Test func inPlaceWritesKeepTheEpochBase() throws {
+        let g = Graph()
+        let s = try g.createState(Value(json: #"{"a":1,"b":[1,2]}"#))
+        var runs = 0, seen: [Value] = []
+        _ = try g.createDerived(.effect, body: DerivedBody(run: { _ in
+            seen.append((try? g.read(s, tracked: true)) ?? .null)  // the whole value
+            runs += 1
+        }), sync: true)
+        let c = try Reader(g, s, ["/a"])
+        deliver(g, .sync)
+        _ = try g.readComputed(c.id)
+        g.batchDepth += 1
+        try g.write(s, .int(2), at: Self.p("/a"))  // keeps the base, copies
+        try g.write(s, .int(3), at: Self.p("/a"))  // in place
+        #expect(try g.readComputed(c.id) == .array([.int(3)]))
+        try g.write(s, .int(9), at: Self.p("/b/-"))
+        try g.remove(s, at: Self.p("/b/2"))
+        try g.write(s, .int(1), at: Self.p("/a"))  // everything is back
+        g.batchDepth -= 1
+        deliver(g, .sync)
+        #expect(runs == 1)
+        #expect(try g.readComputed(c.id) == .array([.int(1)]))
+        g.batchDepth += 1
+        try g.write(s, .int(5), at: Self.p("/a"))
+        try g.write(s, .int(6), at: Self.p("/a"))
+        g.batchDepth -= 1
+        deliver(g, .sync)
+        #expect(runs == 2)
+        #expect(seen.last == (try Value(json: #"{"a":6,"b":[1,2]}"#)))
+    }
+
     @Test func untrackedPathReadsRecordNothing() throws {
         let g = Graph()
         let s = try g.createState(Self.profile())
