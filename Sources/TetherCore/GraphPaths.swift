@@ -16,7 +16,9 @@ import Darwin
 // path node is a source like a state (`NodeRef.path`): readers link to it
 // with the ordinary `Link`s, so tracking, the push, the pull, link reuse and
 // unlinking are those of Propagation.swift unchanged. Whole-value reads link
-// to the state itself, as before, and cost nothing more.
+// to the state itself, as before; what they pay for paths is one flag test
+// per changing write (`bumpVersion`) and a branch where a link's source
+// kind is told apart.
 //
 // Versions. A path node's version is the state's version at the last write
 // that may have changed its part (or when it was made). So the part it names
