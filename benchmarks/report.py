@@ -127,6 +127,14 @@ GROUPS = [
       row("latency p99, us", "us", same("crossthread", "latency p99"), None, "p99"),
       row("sustained writes per second", "writes/s",
           same("crossthread", "sustained writes/s"), None, "peers", lower_is_better=False)]),
+    ("paths", "Tracking by path: one write among 1,000 fields",
+     "one state of 1,000 int fields and one computed per field; an iteration writes one field "
+     "and reads all 1,000 computeds, in µs; fastest of 5 runs; the recomputes per write are "
+     "checked (1 by path, 1,000 through the whole value)",
+     [row("1,000 computeds reading their field by path", "us", same("paths", "path tracking"),
+          None, None),
+      row("1,000 computeds reading the whole state, picking a field", "us",
+          same("paths", "whole-state tracking"), None, None)]),
     ("memory", "Memory at one million nodes",
      "mallinfo2() (uordblks + hblkhd) before and after, divided by the count; RSS difference "
      "in the JSON results",
@@ -532,11 +540,14 @@ def write_markdown(path, chart_path, figures, status, versions, command):
         body.append("")
         unbuilt = [a for a in absent if not status.get(a, "").startswith("ran")]
         unexpressed = [a for a in absent if a not in unbuilt]
-        if unexpressed:
+        if gid == "paths":
+            body.append("Tether only: no peer driver runs this workload.")
+            body.append("")
+        elif unexpressed:
             body.append("Not expressed by %s (see the notes)." % " or ".join(
                 LABEL[a] for a in unexpressed))
             body.append("")
-        for a in unbuilt:
+        for a in unbuilt if gid != "paths" else []:
             body.append("%s: %s." % (LABEL[a], status.get(a, "not run")))
             body.append("")
         # extra detail: cross-thread percentiles and coalescing
@@ -583,6 +594,18 @@ def write_markdown(path, chart_path, figures, status, versions, command):
                 body.append("- GObject set+notify through the generic `g_object_set(obj, "
                             "\"value\", v, NULL)`: %s ns per write (the table uses the class's "
                             "own setter)." % fmt(r["value"]))
+            body.append("")
+        if gid == "paths":
+            p = figures.get(("tether", "paths", "path tracking"))
+            w = figures.get(("tether", "paths", "whole-state tracking"))
+            for r in (p, w):
+                if r and r.get("ok") and r.get("recomputes_per_write") is not None:
+                    body.append("- Tether, %s: %g recompute(s) per write." % (
+                        r["name"], r["recomputes_per_write"]))
+            if p and w and p.get("ok") and w.get("ok") and p["value"] > 0:
+                body.append("- Reading by path: %.3g× less time per write-and-read than reading "
+                            "the whole state (docs/performance.md, \"Tracking by path\")."
+                            % (w["value"] / p["value"]))
             body.append("")
         if gid == "creation":
             for s in SYSTEMS:

@@ -27,7 +27,7 @@
 # Environment: CC (cc), CXX (g++), SWIFT (swift); BENCH_QUICK=1 runs small
 # sizes to check that everything builds and its checks pass (the report then
 # goes to .build-bench/benchmarks-quick.md, never to docs/); BENCH_ONLY
-# ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory")
+# ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory paths")
 # and BENCH_SYSTEMS ("tether gobject qt swift") narrow the run; BENCH_ROUNDS
 # sets the number of rounds.
 set -uo pipefail

@@ -475,6 +475,9 @@ int tether_state_set_bytes(tether_state_t s, const void *data, size_t len);
 int tether_state_set_json(tether_state_t s, const char *json, ptrdiff_t len);
 
 /* Reads the part of the state at a JSON Pointer as a new owned value.
+ * From inside a compute callback or effect the read is a dependency on that
+ * part only (see tether_compute_fn): writes to other parts of the state do
+ * not re-run the reader. "" reads the whole value.
  * Errors: TETHER_ESTALE and those of tether_value_get_path. */
 int tether_state_get_path(tether_state_t s, const char *pointer, tether_value_t **out);
 
@@ -603,8 +606,25 @@ int tether_batch_end(tether_runtime_t rt);
  * (or delivers an effect that needs it), never concurrently with any other
  * callback of the runtime. It must not write states: a write from it fails
  * with TETHER_EBUSY (derived values have no side effects; effects do).
- * Reading part of a state (tether_state_get_path) depends on the whole
- * state. */
+ *
+ * Reading part of a state (tether_state_get_path, or tether_binding_get* of
+ * a projection or index binding) depends on that part only, in compute
+ * callbacks, effects and tracking applies alike. A reader of "/user/name" is
+ * re-run by a changing write to "/user/name", to an ancestor ("/user", or
+ * the whole value with tether_state_set*), to a descendant
+ * ("/user/name/first"), or by a transaction or batch that makes one; never
+ * by a write to a sibling ("/user/age") or elsewhere in the state. No part
+ * is compared: after a write to an ancestor the reader re-runs even if its
+ * part is equal, and the equality cutoff then stops it there. A path that
+ * does not exist yet (the read fails with TETHER_ENOTFOUND, TETHER_ERANGE
+ * or TETHER_ETYPE) is a dependency all the same, so creating it re-runs the
+ * reader; a read that fails before reaching the state (TETHER_EPATH,
+ * TETHER_EINVAL, TETHER_ESTALE) records nothing. Arrays are taken whole: a
+ * write to an element of an array (including an append) and a removal of
+ * one (which shifts the rest) re-run the readers of every index of that
+ * array and of every path below its elements; a write below an element
+ * ("/list/3/name") does not. Reading the whole value (tether_state_get*)
+ * depends on the whole value: every changing write re-runs the reader. */
 typedef int (*tether_compute_fn)(tether_value_t *result, void *user_data);
 
 /* Creates a computed (a derived value, SwiftUI's computed property read in
@@ -652,8 +672,8 @@ int tether_computed_get(tether_computed_t c, tether_value_t **out);
 
 /* Reads the part of a computed's value at a JSON Pointer as a new owned
  * value, without copying the rest out (kairo mux's map[index]). The read is
- * of the whole computed, as tether_state_get_path's is of the whole state:
- * recorded as a dependency even when the path names nothing.
+ * of the whole computed (unlike tether_state_get_path's, which is of the
+ * part): recorded as a dependency even when the path names nothing.
  * Errors: those of tether_computed_get and of tether_value_get_path
  * (checked in that order, the pointer's syntax first); *out is untouched. */
 int tether_computed_get_path(tether_computed_t c, const char *pointer, tether_value_t **out);
@@ -1080,7 +1100,11 @@ int tether_binding_bind(tether_state_t source, const char *source_pointer, tethe
  * TETHER_ESTALE from then on. Errors: TETHER_ESTALE. */
 int tether_binding_free(tether_binding_t b);
 
-/* Reads the binding's value as a new owned value. */
+/* Reads the binding's value as a new owned value. From inside a compute
+ * callback or effect, a projection or index binding's read is a dependency
+ * on its part of the state only, as tether_state_get_path's (see
+ * tether_compute_fn); a binding of the whole state depends on the whole
+ * value; a custom binding's, on its computed. */
 int tether_binding_get(tether_binding_t b, tether_value_t **out);
 /* Typed readers; as tether_state_get_*. */
 int tether_binding_get_bool(tether_binding_t b, bool *out);

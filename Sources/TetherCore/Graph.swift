@@ -19,6 +19,10 @@ open class Graph {
         var typeLocked: Bool
         /// DescriptorFlags; details in `descriptors` (packs into padding).
         var described: DescriptorFlags = []
+        /// Readers read parts of this state by path: its path trie
+        /// (GraphPaths.swift) hangs off its `StateBase`. In padding: the
+        /// node stays 56 bytes.
+        var pathReaders = false
         var generation: UInt32       // 0 while the slot is free
         var revision: UInt64
         /// Changes when the value changes, and goes back to an earlier version
@@ -59,6 +63,10 @@ open class Graph {
         var version: UInt64
         var value: Value
         var nextFree: UInt32
+        /// The root ("") of the state's path trie, or noIndex: the parts
+        /// readers read by path (GraphPaths.swift). Here, not in every state
+        /// node: only states read by path need it.
+        var pathRoot: UInt32 = noIndex
     }
 
     struct ObserverRecord {
@@ -92,6 +100,14 @@ open class Graph {
     var bases = NodeBuffer<StateBase>()
     var firstFreeBase: UInt32 = noIndex
     var links = NodeBuffer<Link>()
+    /// Parts of states read by path (GraphPaths.swift).
+    var pathNodes = NodeBuffer<PathNode>()
+    var firstFreePath: UInt32 = noIndex
+    /// Path nodes in use (tests: the trie does not outlive its readers).
+    public internal(set) var livePathNodes = 0
+    /// The walk over a path subtree when a write wakes it (kept: no
+    /// allocation per write).
+    var pathStack = NodeBuffer<Int>()
     var firstFreeState: UInt32 = noIndex
     var firstFreeObserver: UInt32 = noIndex
     var firstFreeDerived: UInt32 = noIndex
@@ -238,6 +254,8 @@ open class Graph {
         observers.destroy()
         derived.destroy()
         links.destroy()
+        pathNodes.destroy()
+        pathStack.destroy()
         bases.destroy()
         evalStack.destroy()
         propagateStack.destroy()
@@ -298,6 +316,8 @@ open class Graph {
             o = next
         }
         unlinkSubscribers(of: NodeRef.state(i))
+        if states[i].pathReaders { unlinkPathReaders(of: i) }
+        assert(!states[i].pathReaders, "a path trie outlived its readers")
         if let validator = removeDescriptor(i) { released.append(validator.releaser) }
         states[i].generation = 0
         states[i].value = .null
@@ -324,10 +344,21 @@ open class Graph {
         return states[i].value
     }
 
+    /// The part at `path`. When `tracked`, the read depends on that part
+    /// only (GraphPaths.swift): writes elsewhere in the state do not wake
+    /// the reader. It is recorded even when the path names nothing yet.
     public func read(_ id: StateID, at path: JSONPointer, tracked: Bool = false) throws(TetherError) -> Value {
         let i = try resolve(id)
-        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        if tracked { trackPath(i, path) }
         return try states[i].value.value(at: path)
+    }
+
+    /// The whole value, for a reader that uses only the part at `path` (a
+    /// projection binding walks it itself): tracked as a read of that part.
+    public func read(_ id: StateID, dependingOn path: JSONPointer, tracked: Bool = false) throws(TetherError) -> Value {
+        let i = try resolve(id)
+        if tracked { trackPath(i, path) }
+        return states[i].value
     }
 
     public func stateRevision(_ id: StateID) throws(TetherError) -> UInt64 {

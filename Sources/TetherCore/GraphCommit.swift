@@ -195,7 +195,7 @@ extension Graph {
             states[i].value = entry.value
             states[i].revision = revision
             scheduleChanged(i, old: old, writtenPath: path, round: round)
-            bumpVersion(i, old: old, round: round)
+            bumpVersion(i, old: old, round: round, ops: entry.ops)
         }
         return changed ? revision : nil
     }

@@ -24,6 +24,13 @@ extension Graph {
             links[Int(l)].prevSub = last
             if last != noIndex { links[Int(last)].nextSub = l } else { derived[i].firstSub = l }
             derived[i].lastSub = l
+        } else if NodeRef.isPath(dep) {
+            // A path's readers: newest first, as a state's.
+            let first = pathNodes[i].firstSub
+            links[Int(l)].prevSub = noIndex
+            links[Int(l)].nextSub = first
+            if first != noIndex { links[Int(first)].prevSub = l }
+            pathNodes[i].firstSub = l
         } else {
             // A state's readers: newest first (StateNode has no tail index).
             let first = states[i].firstSub
@@ -34,10 +41,11 @@ extension Graph {
         }
     }
 
-    /// The first reader of a state or derived node (`NodeRef`).
+    /// The first reader of a state, derived node or path (`NodeRef`).
     @inline(__always)
     func firstSubscriber(of ref: UInt32) -> UInt32 {
-        NodeRef.isDerived(ref) ? derived[NodeRef.index(ref)].firstSub : states[NodeRef.index(ref)].firstSub
+        if NodeRef.isState(ref) { return states[NodeRef.index(ref)].firstSub }
+        return NodeRef.isDerived(ref) ? derived[NodeRef.index(ref)].firstSub : pathNodes[NodeRef.index(ref)].firstSub
     }
 
     /// Takes a link out of both of its lists and frees it.
@@ -51,6 +59,9 @@ extension Graph {
         if NodeRef.isDerived(link.dep) {
             if link.prevSub != noIndex { links[Int(link.prevSub)].nextSub = link.nextSub } else { derived[i].firstSub = link.nextSub }
             if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub } else { derived[i].lastSub = link.prevSub }
+        } else if NodeRef.isPath(link.dep) {
+            if link.prevSub != noIndex { links[Int(link.prevSub)].nextSub = link.nextSub } else { pathNodes[i].firstSub = link.nextSub }
+            if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub }
         } else {
             if link.prevSub != noIndex { links[Int(link.prevSub)].nextSub = link.nextSub } else { states[i].firstSub = link.nextSub }
             if link.nextSub != noIndex { links[Int(link.nextSub)].prevSub = link.prevSub }
@@ -58,6 +69,9 @@ extension Graph {
         links[Int(l)].nextDep = firstFreeLink
         links[Int(l)].dep = noIndex
         firstFreeLink = l
+        // A path nobody reads any more (and with no path read below it)
+        // leaves its state's trie.
+        if NodeRef.isPath(link.dep) && pathNodes[i].firstSub == noIndex { releasePathNode(i) }
     }
 
     /// How many dependency edges the node `id` names holds (for tests:

@@ -76,16 +76,18 @@ extension Value {
 }
 
 extension Graph {
-    /// `read(_:at:tracked:)` for pointer text.
+    /// `read(_:at:tracked:)` for pointer text: tracked as a read of that
+    /// part only (GraphPaths.swift).
     public func read(_ id: StateID, at path: PointerText, tracked: Bool = false) throws(TetherError) -> Value {
         let i = try resolve(id)
-        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        if tracked { trackPath(i, path) }
         return try states[i].value.value(at: path)
     }
 
     /// The part of a computed's value at `path`. The read (recorded when
-    /// `tracked`) is of the whole computed, as a state's path read is of the
-    /// whole state: it is recorded even when the path names nothing.
+    /// `tracked`) is of the whole computed (a state's path read is of the
+    /// part: GraphPaths.swift): it is recorded even when the path names
+    /// nothing.
     public func readComputed(_ id: DerivedID, at path: PointerText, tracked: Bool = false) throws(TetherError) -> Value {
         try derived[try upToDate(id, tracked: tracked)].value.value(at: path)
     }

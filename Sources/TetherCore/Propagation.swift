@@ -10,7 +10,8 @@
 //   reader's dependencies (`firstDep` ... `lastDep`, in the order it read
 //   them) and the source's subscribers (`firstSub`, `nextSub`). A link keeps
 //   the version of its source that the reader saw. A source is a `NodeRef`:
-//   a state index, or a derived index with the top bit set.
+//   a state index, a derived index with the top bit set, or a path node
+//   (a part of a state read by path: GraphPaths.swift) with the next bit.
 // - Versions. `nextVersion` is one counter for the whole graph. A node gets
 //   a new version when its value changes; a computed that recomputes to an
 //   equal value keeps its version (the equality cutoff), and a state whose
@@ -27,7 +28,9 @@
 //    reuse), so the steady state allocates nothing.
 // 3. Push: a write gives the state a new version and marks every reader
 //    downstream *stale*, queueing the effects, trackings and observers of
-//    computeds it reaches. Nothing is computed during the push.
+//    computeds it reaches. Nothing is computed during the push. Readers of
+//    parts of the state are reached through the path nodes the write may
+//    have changed (`wakePaths`, GraphPaths.swift), never through siblings.
 // 4. Pull: a read of a stale computed (or a queued effect about to run)
 //    checks its sources in the order it read them, bringing computed sources
 //    up to date first, and re-evaluates only if one of them now has another
@@ -175,13 +178,64 @@ extension Graph {
     /// what it was then, so a batch that writes 42 -> 0 -> 42 re-runs
     /// nothing; then mark the readers. An epoch starts with every delivery
     /// round (`takeBatch`). A state without readers only takes a version.
+    ///
+    /// This is the whole-value write; readers by path are all woken.
     @inline(__always)
     func bumpVersion(_ i: Int, old: Value, round: UInt32) {
-        guard states[i].firstSub != noIndex else {
+        guard states[i].firstSub != noIndex || states[i].pathReaders else {
             states[i].version = nextVersion
             nextVersion &+= 1
             return
         }
+        takeVersion(i, old: old)
+        propagate(fromState: i, round: round)
+        if states[i].pathReaders { wakePaths(i, at: nil, round: round) }
+    }
+
+    /// `bumpVersion` for a write at `path` (not the root): readers of other
+    /// parts of the state are not woken (GraphPaths.swift).
+    @inline(__always)
+    func bumpVersion(_ i: Int, old: Value, round: UInt32, at path: JSONPointer) {
+        guard states[i].firstSub != noIndex || states[i].pathReaders else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+            return
+        }
+        takeVersion(i, old: old)
+        propagate(fromState: i, round: round)
+        if states[i].pathReaders { wakePaths(i, at: path, round: round) }
+    }
+
+    /// `bumpVersion` for a commit's operations on one state.
+    func bumpVersion(_ i: Int, old: Value, round: UInt32, ops: [WriteOp]) {
+        guard states[i].firstSub != noIndex || states[i].pathReaders else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+            return
+        }
+        takeVersion(i, old: old)
+        propagate(fromState: i, round: round)
+        if states[i].pathReaders { wakePaths(i, ops: ops, round: round) }
+    }
+
+    /// `bumpVersion` for a write at `path` made in place (`Graph.mutate`):
+    /// the state has readers, no observers, and its epoch base is already
+    /// this epoch's, so the value the write replaced is not needed.
+    func bumpVersionInEpoch(_ i: Int, round: UInt32, at path: JSONPointer) {
+        let b = Int(states[i].base)
+        if states[i].value == bases[b].value {
+            states[i].version = bases[b].version
+        } else {
+            states[i].version = nextVersion
+            nextVersion &+= 1
+        }
+        propagate(fromState: i, round: round)
+        if states[i].pathReaders { wakePaths(i, at: path, round: round) }
+    }
+
+    /// The state's new version, or the epoch's starting one (see above).
+    @inline(__always)
+    private func takeVersion(_ i: Int, old: Value) {
         let b = epochBase(of: i)
         if bases[b].epoch != epoch {
             bases[b].epoch = epoch
@@ -194,7 +248,6 @@ extension Graph {
             states[i].version = nextVersion
             nextVersion &+= 1
         }
-        propagate(fromState: i, round: round)
     }
 
     func propagate(fromState s: Int, round: UInt32) {
@@ -302,6 +355,8 @@ extension Graph {
                 let x = NodeRef.index(dep)
                 update(x)
                 current = derived[x].version
+            } else if NodeRef.isPath(dep) {
+                current = pathNodes[NodeRef.index(dep)].version
             } else {
                 current = states[NodeRef.index(dep)].version
             }

@@ -133,7 +133,8 @@ extension Runtimes {
         case let .state(state), let .constant(state):
             do {
                 let tracked = engine.graph.isEvaluating && DeliveryContext.isDelivering(engine.id)
-                let value = try record.part(of: engine.visibleValue(state, tracked: tracked))
+                // A projection depends on its part only.
+                let value = try record.part(of: engine.visibleValue(state, dependingOn: record.path, tracked: tracked))
                 engine.lock.unlock()
                 return value
             } catch {

@@ -66,13 +66,24 @@ extension Runtimes {
         }
     }
 
-    /// The part of the value at `path`; the read depends on the whole state.
+    /// The part of the value at `path`; the read depends on that part only
+    /// (writes elsewhere in the state do not wake the reader).
     package static func readState(_ s: UInt64, at path: PointerText) throws(TetherError) -> Value {
         try borrowingLocked(s, .state) { (engine) throws(TetherError) -> Value in
             // Inside a compute callback or effect of this runtime the read is a dependency.
             let tracked = engine.graph.isEvaluating && DeliveryContext.isDelivering(engine.id)
             return tether_internal_get_contexts() != 0
-                ? try engine.visibleValue(stateID(s), tracked: tracked).value(at: path)  // maybe staged in this thread's transaction
+                ? try engine.visibleValue(stateID(s), at: path, tracked: tracked)  // maybe staged in this thread's transaction
+                : try engine.graph.read(stateID(s), at: path, tracked: tracked)
+        }
+    }
+
+    /// `readState(_:at:)` for a parsed pointer (the Swift API).
+    package static func readState(_ s: UInt64, at path: JSONPointer) throws(TetherError) -> Value {
+        try borrowingLocked(s, .state) { (engine) throws(TetherError) -> Value in
+            let tracked = engine.graph.isEvaluating && DeliveryContext.isDelivering(engine.id)
+            return tether_internal_get_contexts() != 0
+                ? try engine.visibleValue(stateID(s), at: path, tracked: tracked)
                 : try engine.graph.read(stateID(s), at: path, tracked: tracked)
         }
     }

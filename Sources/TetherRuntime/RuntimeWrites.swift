@@ -130,4 +130,35 @@ extension Engine {
         }
         return try graph.read(s, tracked: tracked)
     }
+
+    /// `visibleValue` of the part at `path`; a tracked read depends on that
+    /// part only.
+    @usableFromInline
+    func visibleValue(_ s: StateID, at path: PointerText, tracked: Bool) throws(TetherError) -> Value {
+        if !tracked, let context = openTransaction(), let staged = context.writes.staged(s) {
+            _ = try graph.read(s)  // still report a freed state
+            return try staged.value(at: path)
+        }
+        return try graph.read(s, at: path, tracked: tracked)
+    }
+
+    @usableFromInline
+    func visibleValue(_ s: StateID, at path: JSONPointer, tracked: Bool) throws(TetherError) -> Value {
+        if !tracked, let context = openTransaction(), let staged = context.writes.staged(s) {
+            _ = try graph.read(s)  // still report a freed state
+            return try staged.value(at: path)
+        }
+        return try graph.read(s, at: path, tracked: tracked)
+    }
+
+    /// The whole value as `visibleValue` gives it, for a reader that uses
+    /// only the part at `path` (a projection binding): a tracked read
+    /// depends on that part only.
+    func visibleValue(_ s: StateID, dependingOn path: JSONPointer, tracked: Bool) throws(TetherError) -> Value {
+        if !tracked, let context = openTransaction(), let staged = context.writes.staged(s) {
+            _ = try graph.read(s)  // still report a freed state
+            return staged
+        }
+        return try graph.read(s, dependingOn: path, tracked: tracked)
+    }
 }

@@ -163,6 +163,17 @@
   X(effects_on_cleanup) \
   X(effects_fallible) \
   X(effects_nested_ownership) \
+  X(path_tracking_siblings_and_ancestors) \
+  X(path_tracking_cutoff) \
+  X(path_tracking_effects) \
+  X(path_tracking_missing_paths) \
+  X(path_tracking_arrays) \
+  X(path_tracking_several_paths) \
+  X(path_tracking_dynamic) \
+  X(path_tracking_transactions) \
+  X(path_tracking_bindings) \
+  X(path_tracking_freed_state) \
+  X(path_tracking_bad_input) \
   /* end of the list */
 
 #endif

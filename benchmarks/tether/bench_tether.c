@@ -4,13 +4,14 @@
  * Every graph workload of /work/shared/BENCHMARKS.md, reusing the checked
  * ports in benchmarks/workloads/ unchanged (the same code `make test` runs
  * with small counts), with the clock put around the phases BENCHMARKS.md
- * times; plus set+notify, fan-out, cross-thread delivery and memory.
+ * times; plus set+notify, fan-out, cross-thread delivery, memory, and
+ * tracking by path (1,000 computeds over the fields of one state).
  * A workload whose checks fail reports no time ("ok":false).
  *
  * Output: one JSON line per result on stdout (benchmarks/common/bench.h),
  * progress on stderr. Environment: BENCH_QUICK=1 (small sizes, a smoke
  * test), BENCH_ONLY="kairo cellx ..." (sections: kairo cellx sbench dynamic
- * setnotify chain fanout crossthread memory).
+ * setnotify chain fanout crossthread memory paths).
  *
  * Clock: clock_gettime(CLOCK_MONOTONIC).
  */
@@ -404,6 +405,142 @@ static void bench_chain(void) {
 }
 
 /* ======================================================================== */
+/* Tracking by path: 1,000 fields, one computed per field                    */
+/* ======================================================================== */
+
+enum { PATH_FIELDS = 1000 };
+
+typedef struct field_reader {
+  tether_state_t s;
+  char path[16]; /* "/f123" */
+  long runs;
+} field_reader_t;
+
+/* Reads its field by path: depends on that field only. */
+static int field_by_path(tether_value_t *result, void *user_data) {
+  field_reader_t *f = user_data;
+  tether_value_t *v = NULL;
+  int rc = tether_state_get_path(f->s, f->path, &v);
+  f->runs++;
+  if (rc != TETHER_OK) return rc;
+  rc = tether_value_assign(result, v);
+  tether_value_free(v);
+  return rc;
+}
+
+/* Reads the whole state, then picks its field: depends on every field. */
+static int field_from_whole(tether_value_t *result, void *user_data) {
+  field_reader_t *f = user_data;
+  tether_value_t *whole = NULL, *v = NULL;
+  int rc = tether_state_get(f->s, &whole);
+  f->runs++;
+  if (rc != TETHER_OK) return rc;
+  rc = tether_value_get_path(whole, f->path, &v);
+  if (rc == TETHER_OK) rc = tether_value_assign(result, v);
+  tether_value_free(v);
+  tether_value_free(whole);
+  return rc;
+}
+
+/* One object state of PATH_FIELDS int fields, one computed per field (by
+ * path, or through the whole value); an iteration writes one field (a
+ * different one each time) and reads every computed. Checks every value
+ * read and how many computeds re-ran per write. */
+static void bench_paths_mode(int by_path) {
+  static field_reader_t readers[PATH_FIELDS];
+  static tether_computed_t cs[PATH_FIELDS];
+  const char *name = by_path ? "path tracking" : "whole-state tracking";
+  long iters = quick ? 20 : (by_path ? 5000 : 500), i, total_runs = 0, writes = 0;
+  int r, runs = quick ? 2 : 5, failed = 0, rc, k;
+  int64_t best = INT64_MAX, v = 0, next = 1;
+  tether_runtime_t rt;
+  tether_state_t s;
+  tether_value_t *val = NULL;
+  char *json = NULL, extra[200];
+  size_t used = 0, cap = PATH_FIELDS * 16 + 8;
+
+  if ((rc = make_runtime(RT_HOST, &rt)) != TETHER_OK) {
+    bad("tether_runtime_new", rc);
+    bench_emit(SYS, "paths", name, 0, 0, "us", NULL, NULL, "runtime failed");
+    return;
+  }
+  /* {"f0":0,"f1":0,...} */
+  json = malloc(cap);
+  used += (size_t)snprintf(json + used, cap - used, "{");
+  for (k = 0; k < PATH_FIELDS; k++)
+    used += (size_t)snprintf(json + used, cap - used, "%s\"f%d\":0", k ? "," : "", k);
+  snprintf(json + used, cap - used, "}");
+  if ((rc = tether_state_new_json(rt, json, -1, 0, &s)) != TETHER_OK) failed = bad("state", rc);
+  free(json);
+  if (!failed && (rc = tether_value_new_int(0, &val)) != TETHER_OK) failed = bad("value", rc);
+  for (k = 0; k < PATH_FIELDS && !failed; k++) {
+    readers[k].s = s;
+    readers[k].runs = 0;
+    snprintf(readers[k].path, sizeof readers[k].path, "/f%d", k);
+    if ((rc = tether_computed_new(rt, by_path ? field_by_path : field_from_whole, &readers[k],
+                                  NULL, &cs[k])) != TETHER_OK ||
+        (rc = tether_computed_get_int(cs[k], &v)) != TETHER_OK)
+      failed = bad("computed", rc);
+  }
+  for (r = -1; r < runs && !failed; r++) { /* run -1: warm-up, untimed */
+    int64_t t0, dt;
+    long runs0 = 0, runs1 = 0;
+    for (k = 0; k < PATH_FIELDS; k++) runs0 += readers[k].runs;
+    t0 = bench_now_ns();
+    for (i = 0; i < iters; i++) {
+      int field = (int)((writes + i) % PATH_FIELDS);
+      tether_value_set_int(val, next + i);
+      if (tether_state_set_path(s, readers[field].path, val) != TETHER_OK) failed = 1;
+      for (k = 0; k < PATH_FIELDS; k++)
+        if (tether_computed_get_int(cs[k], &v) != TETHER_OK) failed = 1;
+      /* the last read is the written field's computed when field is last */
+    }
+    dt = bench_now_ns() - t0;
+    for (k = 0; k < PATH_FIELDS; k++) runs1 += readers[k].runs;
+    /* every computed of a written field holds what was written */
+    for (i = (iters > PATH_FIELDS ? iters - PATH_FIELDS : 0); i < iters && !failed; i++) {
+      int field = (int)((writes + i) % PATH_FIELDS);
+      if ((rc = tether_computed_get_int(cs[field], &v)) != TETHER_OK || v != next + i) {
+        fprintf(stderr, "path tracking: field %d reads %lld, expected %lld\n", field,
+                (long long)v, (long long)(next + i));
+        failed = 1;
+      }
+    }
+    if (runs1 - runs0 != iters * (by_path ? 1 : PATH_FIELDS)) {
+      fprintf(stderr, "%s: %ld recomputes for %ld writes (expected %ld per write)\n", name,
+              runs1 - runs0, iters, by_path ? 1L : (long)PATH_FIELDS);
+      failed = 1;
+    }
+    if (r >= 0) {
+      total_runs += runs1 - runs0;
+      if (dt < best) best = dt;
+    }
+    writes += iters;
+    next += iters;
+  }
+  if (val) tether_value_free(val);
+  tether_runtime_free(rt);
+  snprintf(extra, sizeof extra, "\"recomputes_per_write\":%.6g,\"fields\":%d",
+           writes > 0 && runs > 0 ? (double)total_runs / ((double)iters * runs) : 0.0,
+           PATH_FIELDS);
+  bench_emit(SYS, "paths", name, !failed, (double)best / (double)iters / 1e3, "us",
+             by_path
+                 ? "one state of 1,000 int fields, 1,000 computeds each reading its field with "
+                   "tether_state_get_path; an iteration writes one field "
+                   "(tether_state_set_path) and reads all 1,000 computeds; fastest of 5 runs of "
+                   "5,000 iterations; 1 recompute per write checked"
+                 : "as path tracking, but each computed reads the whole state "
+                   "(tether_state_get) and picks its field (tether_value_get_path); fastest of 5 "
+                   "runs of 500 iterations; 1,000 recomputes per write checked",
+             extra, "%s", mode_note);
+}
+
+static void bench_paths(void) {
+  bench_paths_mode(1);
+  bench_paths_mode(0);
+}
+
+/* ======================================================================== */
 /* Cross-thread: writer thread -> loop-thread observer                        */
 /* ======================================================================== */
 
@@ -712,6 +849,7 @@ int main(void) {
     bench_fanout_mode(RT_SINGLE);
   }
   if (bench_want("crossthread")) bench_crossthread();
+  if (bench_want("paths")) bench_paths();
   if (bench_want("cellx")) bench_cellx();
   if (bench_want("sbench")) bench_sbench();
   if (bench_want("dynamic")) bench_dynamic();

@@ -67,7 +67,7 @@ public struct Binding<V: Codable>: @unchecked Sendable {
             }
             let part: Value
             do throws(TetherError) {
-                part = try Runtimes.readState(state).value(at: path)
+                part = try Runtimes.readState(state, at: path)  // a dependency on this part only
             } catch where error.code == .notFound {
                 // An optional member that encoded as absent (synthesized
                 // Codable omits nil) reads as nil; anything else is an error.

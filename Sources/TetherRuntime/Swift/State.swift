@@ -79,9 +79,11 @@ public final class State<T: Codable>: @unchecked Sendable {
         get throws(TetherError) { try Runtimes.stateRevision(handle) }
     }
 
-    /// The part at a JSON Pointer, decoded as `V`.
+    /// The part at a JSON Pointer, decoded as `V`. Read in a computed or
+    /// effect, it is a dependency on that part only: writes to other parts
+    /// of the state do not re-run the reader.
     public func get<V: Decodable>(_ type: V.Type = V.self, at path: JSONPointer) throws(TetherError) -> V {
-        try Coding.decode(V.self, from: Runtimes.readState(handle).value(at: path))
+        try Coding.decode(V.self, from: Runtimes.readState(handle, at: path))
     }
 
     /// Writes the part at a JSON Pointer (creating a missing last member).
