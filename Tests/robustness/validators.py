@@ -1,0 +1,579 @@
+"""validators.py — the guarantees a robustness run is checked against, one
+function per guarantee (as etcd's tests/robustness does). Each takes the
+loaded run and returns (what it checked, how many, [violations]).
+
+The history is the daemon's commit sequence: a Watch from revision 0 once
+the run is over (the log holds every commit of a run), or, when the log no
+longer holds it, the stream of a watcher of every state. Everything a
+client saw is compared with it.
+
+    python3 Tests/robustness/validators.py RUN_DIR    re-checks a kept run
+"""
+
+import heapq
+import json
+import os
+import sys
+
+from model import ABSENT, History, ModelError, net_changes, same_changes
+
+MAX_SHOWN = 8  # violations printed per check (all are counted)
+
+
+def load_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def covers_for(prefix):
+    return lambda name: name.startswith(prefix)
+
+
+class Run:
+    def __init__(self, directory):
+        self.directory = directory
+        with open(os.path.join(directory, "final.json"), encoding="utf-8") as f:
+            self.final = json.load(f)
+        with open(os.path.join(directory, "supervisor.json"), encoding="utf-8") as f:
+            self.supervisor = json.load(f)
+        self.history = History(load_jsonl(os.path.join(directory, "history.jsonl")))
+        self.writes, self.reads, self.client_problems = [], [], []
+        self.watchers = []  # (id, prefix, records)
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if name.startswith("writer-") and name.endswith(".jsonl"):
+                for r in load_jsonl(path):
+                    if r["k"] == "write":
+                        self.writes.append(r)
+                    elif r["k"] == "read":
+                        self.reads.append(r)
+                    elif r["k"] in ("hang", "refused"):
+                        self.client_problems.append("%s: %r" % (name, r))
+            elif name.startswith("watcher-") and name.endswith(".jsonl"):
+                records = load_jsonl(path)
+                prefix = records[0]["prefix"] if records and records[0]["k"] == "start" else ""
+                self.watchers.append((name[:-6], prefix, records))
+        self.attempts = {w["tag"]: w for w in self.writes}
+        self.tag_revision = {c["tag"]: c["rev"] for c in self.history.commits if c.get("tag")}
+
+
+def segments(records):
+    """A watcher's records as its watches: one per (re)connection, each with
+    the revision it resumed from (None: from now) and its events."""
+    result = []
+    for r in records:
+        if r["k"] == "watch":
+            result.append({"from": r["from"], "epoch": r["epoch"], "events": [], "end": None})
+        elif r["k"] == "event" and result:
+            result[-1]["events"].append(r)
+        elif r["k"] in ("lost", "drop", "error") and result:
+            result[-1]["end"] = r["k"]
+    return result
+
+
+def expected_changes(run, revision, ops):
+    """What the commit of `ops` at `revision` must hold (model.net_changes),
+    or a string saying why the ops cannot have been applied there."""
+    try:
+        return net_changes(run.history, revision, ops)
+    except ModelError as e:
+        return "the write cannot apply at revision %d: %s" % (revision, e)
+
+
+def mismatch(run, revision, ops, changes):
+    """None when `changes` are what committing `ops` at `revision` gives,
+    else why not."""
+    wanted = expected_changes(run, revision, ops)
+    if isinstance(wanted, str):
+        return wanted
+    if not same_changes(changes, wanted):
+        return "it holds %s; the write changes %s (of the ops %s)" % (describe(changes), describe(wanted), describe(ops))
+    return None
+
+
+def describe(value):
+    text = json.dumps(value, sort_keys=True) if value is not ABSENT else "(absent)"
+    return text if len(text) < 200 else text[:200] + "…"
+
+
+# ---------------------------------------------------------------------------
+# The history itself
+
+
+def check_history_complete(run):
+    """The history has every revision from 1 to the daemon's last, each a
+    commit of exactly one write attempt of the run (tags are unique: no
+    write applied twice), and its changes apply in order."""
+    h, v = run.history, []
+    expected = run.final["revision"]
+    if h.revs != list(range(1, expected + 1)):
+        have = set(h.revs)
+        missing = [r for r in range(1, expected + 1) if r not in have]
+        extra = [r for r in h.revs if r < 1 or r > expected]
+        v.append("the history does not hold exactly revisions 1..%d: missing %s, extra %s"
+                 % (expected, missing[:10], extra[:10]))
+    seen = {}
+    for c in h.commits:
+        tag = c.get("tag")
+        if tag is None:
+            v.append("revision %d has no tag (every write of the run has one)" % c["rev"])
+        elif tag not in run.attempts:
+            v.append("revision %d carries the tag %r, which no client sent" % (c["rev"], tag))
+        elif tag in seen:
+            v.append("the write %s was applied twice: revisions %d and %d" % (tag, seen[tag], c["rev"]))
+        else:
+            seen[tag] = c["rev"]
+            attempt = run.attempts[tag]
+            if c.get("origin") != attempt["c"]:
+                v.append("revision %d (%s) has origin %r; the writer sent %d" % (c["rev"], tag, c.get("origin"), attempt["c"]))
+    v.extend("the history does not apply: %s" % e for e in h.errors)
+    return "history complete (revisions 1..N, one commit per write)", len(h.commits), v
+
+
+# ---------------------------------------------------------------------------
+# Writes
+
+
+def check_acknowledged_writes_durable(run):
+    """Every acknowledged write is in the final history at the revision its
+    reply gave, with exactly its changes, across every SIGKILL."""
+    v, n = [], 0
+    for w in run.writes:
+        if w["out"] != "ok":
+            continue
+        n += 1
+        if not w["changed"]:
+            if w["tag"] in run.tag_revision:
+                v.append("%s was acknowledged with changed=false, yet revision %d carries it"
+                         % (w["tag"], run.tag_revision[w["tag"]]))
+            continue
+        c = run.history.by_rev.get(w["rev"])
+        if c is None:
+            v.append("%s was acknowledged at revision %d, which the history does not hold (lost after a kill?)"
+                     % (w["tag"], w["rev"]))
+        elif c.get("tag") != w["tag"]:
+            v.append("%s was acknowledged at revision %d, but revision %d is %s in the history"
+                     % (w["tag"], w["rev"], w["rev"], c.get("tag")))
+        else:
+            why = mismatch(run, w["rev"], w["ops"], c["changes"])
+            if why:
+                v.append("revision %d (%s): %s" % (w["rev"], w["tag"], why))
+    return "acknowledged writes durable at their revision", n, v
+
+
+def check_refused_writes_absent(run):
+    """A write the daemon refused (an error reply), or that was never sent,
+    is nowhere in the history."""
+    v, n = [], 0
+    for w in run.writes:
+        if w["out"] in ("error", "unsent"):
+            n += 1
+            if w["tag"] in run.tag_revision:
+                v.append("%s was %s (%s) but revision %d applied it"
+                         % (w["tag"], "refused" if w["out"] == "error" else "never sent", w.get("err", ""),
+                            run.tag_revision[w["tag"]]))
+    return "refused writes absent", n, v
+
+
+def check_unknown_writes_all_or_nothing(run):
+    """A write whose connection was lost before the reply is in the history
+    once and whole, or not at all."""
+    v, n = [], 0
+    for w in run.writes:
+        if w["out"] != "unknown":
+            continue
+        n += 1
+        rev = run.tag_revision.get(w["tag"])
+        if rev is not None:
+            why = mismatch(run, rev, w["ops"], run.history.by_rev[rev]["changes"])
+            if why:
+                v.append("%s (outcome unknown) is at revision %d: %s" % (w["tag"], rev, why))
+    return "unknown-outcome writes all or nothing", n, v
+
+
+def check_no_half_transactions(run):
+    """Every op of a transaction is in one commit with one revision, or
+    none is: in the history, and in every watch stream (restricted to the
+    states it watches). Exactly: the commit holds, in order, every op on
+    each state whose value the transaction changed (model.net_changes; a
+    state it left as it found it changed nothing and is not in it)."""
+    v, n = [], 0
+    for c in run.history.commits:
+        attempt = run.attempts.get(c.get("tag"))
+        if attempt is None or attempt["kind"] != "transaction":
+            continue
+        n += 1
+        why = mismatch(run, c["rev"], attempt["ops"], c["changes"])
+        if why:
+            v.append("revision %d applies transaction %s in part: %s" % (c["rev"], c["tag"], why))
+    for name, prefix, records in run.watchers:
+        covers = covers_for(prefix)
+        for r in records:
+            if r["k"] != "event" or r["e"] != "change":
+                continue
+            attempt = run.attempts.get(r.get("tag"))
+            if attempt is None or attempt["kind"] != "transaction":
+                continue
+            n += 1
+            wanted = expected_changes(run, r["rev"], attempt["ops"])
+            if isinstance(wanted, str):
+                v.append("%s saw transaction %s: %s" % (name, r["tag"], wanted))
+            elif not same_changes(r["changes"], [op for op in wanted if covers(op["name"])]):
+                v.append("%s saw transaction %s at revision %d as %s; its changes to watched states are %s"
+                         % (name, r["tag"], r["rev"], describe(r["changes"]),
+                            describe([op for op in wanted if covers(op["name"])])))
+            if run.tag_revision.get(r["tag"]) != r["rev"]:
+                v.append("%s saw transaction %s at revision %d; the history has it at %s"
+                         % (name, r["tag"], r["rev"], run.tag_revision.get(r["tag"])))
+    return "no half transactions", n, v
+
+
+def check_real_time_order(run):
+    """Revisions follow real time: an operation that began after another
+    was answered has a later revision (a write) or at least as late (a
+    read). Intervals are CLOCK_MONOTONIC, shared by every process."""
+    ops = []
+    for w in run.writes:
+        if w["out"] == "ok" and w["changed"]:
+            ops.append((w["t0"], w["t1"], w["rev"], True, w["tag"]))
+    for r in run.reads:
+        if r["out"] == "ok":
+            ops.append((r["t0"], r["t1"], r["rev"], False, "read of %s by writer %d" % (r["name"], r["c"])))
+    ops.sort(key=lambda o: o[0])
+    ended = sorted(ops, key=lambda o: o[1])
+    v, i, best = [], 0, None
+    for op in ops:
+        while i < len(ended) and ended[i][1] < op[0]:
+            if best is None or ended[i][2] > best[2]:
+                best = ended[i]
+            i += 1
+        if best is None:
+            continue
+        if (op[3] and op[2] <= best[2]) or (not op[3] and op[2] < best[2]):
+            v.append("%s got revision %d, but %s had already been answered with revision %d before it began"
+                     % (op[4], op[2], best[4], best[2]))
+    return "real-time order of revisions", len(ops), v
+
+
+def check_reads(run):
+    """A Get at revision R returns the value and modified revision the
+    history gives the state after R."""
+    v, n = [], 0
+    for r in run.reads:
+        if r["out"] != "ok":
+            continue
+        n += 1
+        value, modified = run.history.value_at(r["name"], r["rev"])
+        if value is ABSENT or value != r["value"] or modified != r["mod"]:
+            v.append("Get %s at revision %d returned %s (modified %d); the history has %s (modified %d)"
+                     % (r["name"], r["rev"], describe(r["value"]), r["mod"], describe(value), modified))
+    return "reads match the history", n, v
+
+
+# ---------------------------------------------------------------------------
+# Watches
+
+
+def check_watch_order(run):
+    """Every watch stream, across its reconnections, is strictly increasing
+    in revision: no change twice, none out of order, progress never behind."""
+    v, n = [], 0
+    for name, prefix, records in run.watchers:
+        last = None
+        for seg in segments(records):
+            for e in seg["events"]:
+                n += 1
+                rev = e["rev"]
+                if e["e"] == "change":
+                    if last is not None and rev <= last:
+                        v.append("%s: change at revision %d after revision %d (%s)"
+                                 % (name, rev, last, "a duplicate" if rev == last else "out of order"))
+                    last = rev
+                elif last is not None and rev < last:
+                    v.append("%s: %s at revision %d after revision %d" % (name, e["e"], rev, last))
+                elif e["e"] == "progress":
+                    last = rev
+    return "watch streams strictly increasing", n, v
+
+
+def check_watch_no_gaps(run):
+    """Each watcher's merged stream is the history restricted to the states
+    it watches: from its first snapshot on, every commit touching them, in
+    order, with the same changes and tag, and nothing else; a progress
+    reply at R means every such commit up to R was sent."""
+    h, v, n = run.history, [], 0
+    for name, prefix, records in run.watchers:
+        covers = covers_for(prefix)
+        pos = None  # the revision up to which this watcher has all
+        for seg in segments(records):
+            snapshot_at, before = None, pos
+            for e in seg["events"]:
+                rev = e["rev"]
+                if e["e"] == "snapshot":
+                    if snapshot_at is None:
+                        before = pos
+                    pos, snapshot_at = None, rev
+                elif e["e"] == "progress":
+                    if pos is None:
+                        if snapshot_at is None and seg["from"] is None:
+                            pos = rev  # a fresh watch of states that do not exist yet
+                        elif snapshot_at is not None:
+                            if rev != snapshot_at:
+                                v.append("%s: snapshot at %d, then progress at %d" % (name, snapshot_at, rev))
+                            pos = rev
+                        continue
+                    missed = h.touching(covers, pos, rev)
+                    if missed:
+                        v.append("%s: progress at %d, but revisions %s after %d were never sent"
+                                 % (name, rev, missed[:10], pos))
+                    pos = max(pos, rev)
+                elif e["e"] == "change":
+                    n += 1
+                    if pos is None:
+                        v.append("%s: a change at %d before its snapshot was complete" % (name, rev))
+                        continue
+                    if rev <= pos:
+                        pos = max(pos, rev)
+                        continue  # out of order: check_watch_order says so
+                    expected = h.touching(covers, pos, rev)
+                    if expected[:-1]:
+                        v.append("%s: a gap: revisions %s were not sent between %d and %d"
+                                 % (name, expected[:-1][:10], pos, rev))
+                    c = h.by_rev.get(rev)
+                    if c is None:
+                        v.append("%s: a change at revision %d, which the history does not hold" % (name, rev))
+                    else:
+                        wanted = [ch for ch in c["changes"] if covers(ch["name"])]
+                        if not wanted:
+                            v.append("%s: a change at %d, which touches no watched state" % (name, rev))
+                        elif not same_changes(e["changes"], wanted) or e.get("tag") != c.get("tag"):
+                            v.append("%s: revision %d sent as %s (%s); the history has %s (%s)"
+                                     % (name, rev, describe(e["changes"]), e.get("tag"), describe(wanted), c.get("tag")))
+                    pos = rev
+            if snapshot_at is not None and pos is None:
+                # Cut off inside a snapshot: the client keeps what it had
+                # and resumes from its last revision (or starts afresh).
+                pos = before
+        if pos is None or pos < run.final["revision"]:
+            v.append("%s ended at revision %s, before the run's last, %d" % (name, pos, run.final["revision"]))
+    return "watch streams without gaps (= the history restricted to the watched states)", n, v
+
+
+def check_watch_resume(run):
+    """A watch resumed with from_revision N and N's epoch continues exactly
+    after N: its first reply is the first commit after N touching a watched
+    state, or a progress reply when there is none, or a resync flagged as
+    such; and a fresh watch starts with a snapshot (never flagged resync)."""
+    h, v, n = run.history, [], 0
+    for name, prefix, records in run.watchers:
+        covers = covers_for(prefix)
+        for seg in segments(records):
+            if not seg["events"]:
+                continue
+            first = seg["events"][0]
+            n += 1
+            if seg["from"] is None:
+                if first["e"] == "change" or (first["e"] == "snapshot" and first.get("resync")):
+                    v.append("%s: a fresh watch began with %r" % (name, first))
+                continue
+            if first.get("epoch") != seg["epoch"]:
+                v.append("%s: resumed in epoch %s, the reply says %s" % (name, seg["epoch"], first.get("epoch")))
+            if first["e"] == "snapshot":
+                if not first.get("resync"):
+                    v.append("%s: resumed from %d with a snapshot not flagged resync" % (name, seg["from"]))
+                continue
+            upcoming = h.touching(covers, seg["from"], first["rev"])
+            if first["e"] == "change":
+                if upcoming[:1] != [first["rev"]]:
+                    v.append("%s: resumed from %d with revision %d; the next watched commit is %s"
+                             % (name, seg["from"], first["rev"], upcoming[:1]))
+            elif upcoming:
+                v.append("%s: resumed from %d with progress at %d, skipping %s"
+                         % (name, seg["from"], first["rev"], upcoming[:10]))
+    return "watches resume exactly where they left off", n, v
+
+
+def check_watch_snapshots(run):
+    """A snapshot at revision R holds exactly the watched states that
+    exist after R in the history, with their values and modified revisions."""
+    h, v, n = run.history, [], 0
+    for name, prefix, records in run.watchers:
+        covers = covers_for(prefix)
+        for seg in segments(records):
+            snaps = [e for e in seg["events"] if e["e"] == "snapshot"]
+            if not snaps:
+                continue
+            complete = any(e["e"] == "progress" for e in seg["events"])
+            rev = snaps[0]["rev"]
+            n += 1
+            got = {}
+            for e in snaps:
+                if e["rev"] != rev:
+                    v.append("%s: one snapshot at revisions %d and %d" % (name, rev, e["rev"]))
+                s = e["state"]
+                if s["exists"]:
+                    got[s["name"]] = (s.get("value"), s["modified"])
+            expected = h.states_at(rev, covers)
+            for state, (value, modified) in got.items():
+                if expected.get(state) != (value, modified):
+                    want = expected.get(state, (ABSENT, 0))
+                    v.append("%s: snapshot at %d has %s = %s (modified %d); the history has %s (modified %d)"
+                             % (name, rev, state, describe(value), modified, describe(want[0]), want[1]))
+            if complete:
+                for state in expected:
+                    if state not in got:
+                        v.append("%s: snapshot at %d lacks %s, which exists" % (name, rev, state))
+    return "watch snapshots match the history", n, v
+
+
+def check_resyncs(run):
+    """A resync only when the daemon no longer has the history asked for:
+    with a log longer than the run, never (and the epoch never changes
+    with a durable store)."""
+    v, n = [], 0
+    capacity = run.final["log_capacity"]
+    epochs = {run.final["epoch"]}
+    for name, prefix, records in run.watchers:
+        for r in records:
+            if r["k"] == "event":
+                epochs.add(r["epoch"])
+                if r["e"] == "snapshot" and r.get("resync"):
+                    n += 1
+                    if run.final["revision"] < capacity:
+                        v.append("%s: a resync at revision %d although the log (%d commits) held the whole run"
+                                 % (name, r["rev"], capacity))
+    if len(epochs) != 1:
+        v.append("several epochs in one durable run: %s" % sorted(e for e in epochs if e))
+    return "no needless resync, one epoch", n, v
+
+
+# ---------------------------------------------------------------------------
+# The store
+
+
+def check_final_state(run):
+    """The daemon's states at the end are the history applied in order:
+    same names, values and modified revisions."""
+    h, v = run.history, []
+    states = run.final["states"]
+    for name in sorted(set(states) | set(h.final)):
+        if name not in h.final:
+            v.append("the daemon holds %s, which the history removed or never made" % name)
+        elif name not in states:
+            v.append("the history has %s = %s, which the daemon lacks" % (name, describe(h.final[name])))
+        else:
+            value, modified = h.value_at(name, run.final["revision"])
+            if states[name]["value"] != value or states[name]["modified"] != modified:
+                v.append("%s: the daemon has %s (modified %d); the history gives %s (modified %d)"
+                         % (name, describe(states[name]["value"]), states[name]["modified"], describe(value), modified))
+    return "final states = the history applied", len(states), v
+
+
+def check_restart_preserves(run):
+    """After a last SIGKILL, the restarted daemon holds the same revision,
+    epoch and states."""
+    v = []
+    after = run.final.get("after_restart")
+    if after is None:
+        return "a last restart keeps everything", 0, ["no restart after the run was recorded"]
+    for key in ("revision", "epoch"):
+        if after[key] != run.final[key]:
+            v.append("after the last restart the %s is %r, before it %r" % (key, after[key], run.final[key]))
+    if after["states"] != run.final["states"]:
+        names = sorted(set(after["states"]) ^ set(run.final["states"]))
+        changed = [k for k in after["states"] if k in run.final["states"] and after["states"][k] != run.final["states"][k]]
+        v.append("after the last restart the states differ: names %s, values of %s" % (names, changed))
+    return "a last restart keeps everything", len(after["states"]), v
+
+
+def check_processes(run):
+    """tetherd never died but by the supervisor's SIGKILL, stopped cleanly
+    on SIGTERM at the end; no client hung, was refused or failed."""
+    v = list(run.supervisor.get("problems", []))
+    v.extend(run.client_problems)
+    for name, prefix, records in run.watchers:
+        for r in records:
+            if r["k"] in ("error", "hang", "gave-up"):
+                v.append("%s: %r" % (name, r))
+    return "daemon and clients healthy", run.supervisor.get("starts", 0), v
+
+
+CHECKS = [
+    check_history_complete,
+    check_acknowledged_writes_durable,
+    check_refused_writes_absent,
+    check_unknown_writes_all_or_nothing,
+    check_no_half_transactions,
+    check_real_time_order,
+    check_reads,
+    check_watch_order,
+    check_watch_no_gaps,
+    check_watch_resume,
+    check_watch_snapshots,
+    check_resyncs,
+    check_final_state,
+    check_restart_preserves,
+    check_processes,
+]
+
+
+def summarize(run):
+    outcomes = {}
+    errors = {}
+    for w in run.writes:
+        outcomes[w["out"]] = outcomes.get(w["out"], 0) + 1
+        if w["out"] == "error":
+            errors[w["err"]] = errors.get(w["err"], 0) + 1
+    committed_unknown = sum(1 for w in run.writes if w["out"] == "unknown" and w["tag"] in run.tag_revision)
+    events = sum(1 for _, _, records in run.watchers for r in records if r["k"] == "event")
+    changes = sum(1 for _, _, records in run.watchers for r in records if r["k"] == "event" and r["e"] == "change")
+    watches = sum(1 for _, _, records in run.watchers for r in records if r["k"] == "watch")
+    resyncs = sum(1 for _, _, records in run.watchers for r in records
+                  if r["k"] == "event" and r["e"] == "snapshot" and r.get("resync"))
+    transactions = sum(1 for c in run.history.commits if run.attempts.get(c.get("tag"), {}).get("kind") == "transaction")
+    return {
+        "kills": run.supervisor.get("kills", 0),
+        "starts": run.supervisor.get("starts", 0),
+        "commits": len(run.history.commits),
+        "transactions_committed": transactions,
+        "writes": len(run.writes),
+        "acknowledged": outcomes.get("ok", 0),
+        "refused": outcomes.get("error", 0),
+        "refusals": errors,
+        "unknown": outcomes.get("unknown", 0),
+        "unknown_committed": committed_unknown,
+        "unsent": outcomes.get("unsent", 0),
+        "reads": sum(1 for r in run.reads if r["out"] == "ok"),
+        "watch_events": events,
+        "watch_changes": changes,
+        "watches": watches,
+        "reconnects": watches - len(run.watchers),
+        "resyncs": resyncs,
+        "history_source": run.final.get("history_source"),
+    }
+
+
+def validate(directory, out=sys.stdout):
+    """Runs every check on a run directory; prints one line per check and
+    each violation; returns (violations, checks, summary)."""
+    run = Run(directory)
+    total, checked = 0, 0
+    for check in CHECKS:
+        title, count, violations = check(run)
+        checked += 1
+        status = "ok" if not violations else "FAILED (%d violation%s)" % (len(violations), "" if len(violations) == 1 else "s")
+        print("check %-32s %s: %s (%d checked)" % (check.__name__[6:], status, title, count), file=out)
+        for line in violations[:MAX_SHOWN]:
+            print("    VIOLATION: " + line, file=out)
+        if len(violations) > MAX_SHOWN:
+            print("    … and %d more" % (len(violations) - MAX_SHOWN), file=out)
+        total += len(violations)
+    return total, checked, summarize(run)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: validators.py RUN_DIR")
+    violations, checks, summary = validate(sys.argv[1])
+    print(json.dumps(summary, sort_keys=True))
+    sys.exit(1 if violations else 0)
