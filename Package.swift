@@ -82,6 +82,15 @@ let package = Package(
         ),
         .executableTarget(name: "tetherd", dependencies: ["TetherDaemon", "TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           swiftSettings: [.swiftLanguageMode(.v5)]),
+        // The fuzzer of the frame decoder and the dispatcher: what each input
+        // is checked for (a library, so DaemonTests replays the corpus and
+        // the regressions), and its entry point, libFuzzer's or a replayer
+        // (`make fuzz`, docs/robustness.md).
+        .target(name: "TetherDaemonFuzz", dependencies: ["TetherDaemon", "TetherWire", "TetherCore"],
+                swiftSettings: [.swiftLanguageMode(.v5)]),
+        .systemLibrary(name: "CFuzzer"),
+        .executableTarget(name: "tetherd-fuzz", dependencies: ["TetherDaemonFuzz", "CFuzzer"],
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
         // tetherctl: the command line, a blocking Varlink client.
         .executableTarget(
             name: "tetherctl",
@@ -90,7 +99,7 @@ let package = Package(
         ),
         // Tests that start a real tetherd (and tetherctl, and PyPI's
         // varlink client) as processes on a temporary socket.
-        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon"],
+        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon", "TetherDaemonFuzz"],
                     exclude: ["python_client.py"]),
         // A short Swift program that teaches the Swift API (`swift run tether-swift-example`).
         .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime"]),

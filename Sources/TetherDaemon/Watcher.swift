@@ -22,28 +22,34 @@ final class Watcher {
     /// The changes of `commit` this watch is sent, with paths seen from
     /// its own path: changes at or below it as they are, a change above it
     /// as a set (or remove) of what is now at the watch's path, siblings
-    /// not at all, except array siblings that move it: a remove of an
-    /// earlier element shifts the elements after it, and an append may
-    /// create the watched index. For those the value now at the path is
-    /// sent, which only the live store knows (`current`, the state's value
-    /// after this commit); replaying history without it returns nil, and
-    /// the watch resyncs instead of guessing.
+    /// not at all, except array changes that move it: a remove of an
+    /// earlier element, of the element at the path or of one holding it
+    /// shifts the elements after it, and an append may create the watched
+    /// index. For those the value now at the path is sent, which only the
+    /// live store knows (`current`, the state's value after this commit),
+    /// in place of every change the commit made to that state (a later
+    /// change of the same commit may not apply to what was sent);
+    /// replaying history without it returns nil, and the watch resyncs
+    /// instead of guessing.
     func filter(_ commit: Commit, current: ((String) -> Value?)?) -> [Change]? {
         var result: [Change] = []
         let path = parameters.path
-        for change in commit.changes where covers(change.name) {
-            if path.isRoot || path.isPrefix(of: change.path) {
-                result.append(change)
-            } else if change.path.isPrefix(of: path) {
-                let below = JSONPointer(tokens: Array(path.tokens[change.path.tokens.count...]))
-                if case .set(let value) = change.write, let part = value.valueIfPresent(at: below) {
+        var settled: Set<String> = []  // states sent as the commit left them
+        for change in commit.changes where covers(change.name) && !settled.contains(change.name) {
+            if Watcher.mayMove(path, by: change) {
+                guard let current else { return nil }
+                settled.insert(change.name)
+                result.removeAll { $0.name == change.name }
+                if let part = current(change.name)?.valueIfPresent(at: path) {
                     result.append(Change(name: change.name, path: path, write: .set(part)))
                 } else {
                     result.append(Change(name: change.name, path: path, write: .remove))
                 }
-            } else if Watcher.mayMove(path, by: change) {
-                guard let current else { return nil }
-                if let part = current(change.name)?.valueIfPresent(at: path) {
+            } else if path.isRoot || path.isPrefix(of: change.path) {
+                result.append(change)
+            } else if change.path.isPrefix(of: path) {
+                let below = JSONPointer(tokens: Array(path.tokens[change.path.tokens.count...]))
+                if case .set(let value) = change.write, let part = value.valueIfPresent(at: below) {
                     result.append(Change(name: change.name, path: path, write: .set(part)))
                 } else {
                     result.append(Change(name: change.name, path: path, write: .remove))
@@ -53,11 +59,17 @@ final class Watcher {
         return result
     }
 
-    /// Whether `change`, at a sibling of `path` or below one, can change
-    /// what `path` names: both step into the same array at one level, and
-    /// the change removes an element at or before the watched index, or
-    /// appends ("-").
+    /// Whether `change` can move what `path` names: a remove at the path
+    /// or above it whose last token may be an array index (the next
+    /// element moves into its place), or a change at a sibling of `path`
+    /// or below one where both step into the same array at one level and
+    /// the change removes an element before the watched index, or appends
+    /// ("-").
     static func mayMove(_ path: JSONPointer, by change: Change) -> Bool {
+        if case .remove = change.write, let last = change.path.tokens.last, change.path.isPrefix(of: path),
+           !last.isEmpty, last.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return true
+        }
         let a = change.path.tokens, b = path.tokens
         var k = 0
         while k < a.count && k < b.count && a[k] == b[k] { k += 1 }

@@ -1,0 +1,528 @@
+import Glibc
+import TetherCore
+import TetherDaemon
+import TetherWire
+
+/// What the fuzzer (Sources/tetherd-fuzz, `make fuzz`) runs on each input,
+/// in process, and what FuzzRegressionTests replays: the input is a byte
+/// stream a client might send.
+///
+/// 1. **The frame decoder** (`MessageDecoder`) splits it the same way fed
+///    whole or in small chunks, with a large limit and a small one, and
+///    exactly as a model does (the input cut at each NUL; refused from the
+///    first segment past the limit on).
+/// 2. **The dispatcher**: a fresh in-process daemon (`Store` + `Service`)
+///    with small limits, watched from the start by four sessions (every
+///    state; every state at the paths `/0` and `/a/1`; the names `a` and
+///    `b`). Each NUL-terminated message of the input goes to a client
+///    session; when that session closes (a call after its Watch, a message
+///    past the limit, a refused peer) the next message goes to a new one,
+///    whose peer rotates among the owner, a granted uid (read-write `a`,
+///    read `b`) and a stranger. After each message:
+///    - the session's output is a sequence of NUL-terminated replies, each
+///      a valid Reply that the interface definition accepts (its output
+///      type, or its error's fields, no unknown field);
+///    - exactly one final reply per call (none for a oneway call), or a
+///      stream for a Watch; the LimitExceeded of an oversize message;
+///    - the revision never decreases, moves by at most one per call, and
+///      only for a write that says it changed something;
+///    At the end:
+///    - the watch of every state got one change reply per commit, with
+///      revisions exactly 1...N, and applying them reproduces every
+///      state (read back with List and Get);
+///    - the path watches reproduce what Get at their path reads;
+///    - a Watch from revision 0 replays what the live watch got (or
+///      resyncs, flagged, when the log no longer holds revision 1).
+///
+/// A violation is returned as text; the fuzz target turns it into a crash.
+public enum DaemonFuzzer {
+    /// Small limits, so that a fuzzer's inputs (a few KiB) reach them.
+    public static let limits = Limits(maxMessage: 2048, maxValue: 1024, maxOps: 16, maxNames: 16, maxNameLength: 64)
+    static let logCapacity = 64
+    static let epoch = "fuzz"
+    static let pathWatches: [String] = ["/0", "/a/1"]
+
+    /// Runs one input; returns the violations (empty when every invariant held).
+    public static func run(_ input: UnsafeRawBufferPointer) -> [String] {
+        var problems: [String] = []
+        checkDecoder(input, &problems)
+        var run = SessionRun()
+        run.feed(input)
+        run.finish()
+        problems += run.problems
+        return problems
+    }
+
+    public static func run(_ bytes: [UInt8]) -> [String] {
+        bytes.withUnsafeBytes { run($0) }
+    }
+
+    // MARK: The frame decoder
+
+    struct Decoded: Equatable {
+        var messages: [[UInt8]] = []
+        var failed = false
+        /// Bytes after the last message (nil when it failed).
+        var pending: Int?
+    }
+
+    /// The model: the input cut at each NUL; past `limit`, refused.
+    static func model(_ input: UnsafeRawBufferPointer, limit: Int) -> Decoded {
+        var d = Decoded()
+        var start = 0
+        for i in 0..<input.count where input[i] == 0 {
+            if i - start > limit { d.failed = true; return d }
+            d.messages.append(Array(input[start..<i]))
+            start = i + 1
+        }
+        if input.count - start > limit { d.failed = true; return d }
+        d.pending = input.count - start
+        return d
+    }
+
+    static func decode(_ input: UnsafeRawBufferPointer, limit: Int, chunk: (Int) -> Int) -> Decoded {
+        var decoder = MessageDecoder(maxMessage: limit)
+        var d = Decoded()
+        var offset = 0, k = 0
+        while offset < input.count {
+            let n = min(max(1, chunk(k)), input.count - offset)
+            k += 1
+            decoder.append(UnsafeRawBufferPointer(rebasing: input[offset..<offset + n]))
+            offset += n
+            do {
+                while let message = try decoder.next() { d.messages.append(message) }
+            } catch {
+                d.failed = true
+                return d
+            }
+        }
+        do {
+            while let message = try decoder.next() { d.messages.append(message) }
+        } catch {
+            d.failed = true
+            return d
+        }
+        d.pending = decoder.pendingCount
+        let finishFails = (try? decoder.finish()) == nil
+        if finishFails != (decoder.pendingCount > 0) { d.pending = -1 }
+        return d
+    }
+
+    static func checkDecoder(_ input: UnsafeRawBufferPointer, _ problems: inout [String]) {
+        for limit in [limits.maxMessage, 16] {
+            let expected = model(input, limit: limit)
+            let whole = decode(input, limit: limit) { _ in input.count }
+            let small = decode(input, limit: limit) { k in input.isEmpty ? 1 : Int(input[k % input.count] % 7) + 1 }
+            for (how, got) in [("whole", whole), ("in chunks of 1 to 7 bytes", small)] where got != expected {
+                problems.append("MessageDecoder(maxMessage: \(limit)) fed \(how): \(got.messages.count) messages, failed \(got.failed), pending \(got.pending.map(String.init) ?? "-"); the input cut at its NULs gives \(expected.messages.count), failed \(expected.failed), pending \(expected.pending.map(String.init) ?? "-")")
+            }
+        }
+    }
+}
+
+/// A value as compact JSON, for messages.
+func text(_ value: Value?) -> String {
+    guard let value else { return "(absent)" }
+    return (try? value.jsonString()) ?? "\(value)"
+}
+
+/// One input through a fresh in-process daemon.
+struct SessionRun {
+    typealias F = DaemonFuzzer
+    let store: Store
+    let service: Service
+    var problems: [String] = []
+    private var client: Client!
+    private var sessionsOpened = 0
+    private var everything: Client
+    private var pathWatchers: [Client]
+    private var named: Client
+    private var lastRevision: UInt64 = 0
+
+    static let owner = getuid()
+    static let granted: UInt32 = owner == 4242 ? 4243 : 4242
+    static let stranger: UInt32 = owner == 5353 ? 5354 : 5353
+
+    init() {
+        store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+        let policy = AccessPolicy(owner: SessionRun.owner, entries: [
+            .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
+            .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
+        ])
+        let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
+        self.service = service
+        func watch(_ parameters: [String: Value]) -> Client {
+            let c = Client(service.open(peer: Peer(pid: 2, uid: SessionRun.owner, gid: getgid())))
+            c.call("io.tether.Watch", parameters, more: true)
+            return c
+        }
+        everything = watch(["prefix": .string("")])
+        pathWatchers = F.pathWatches.map { watch(["prefix": .string(""), "path": .string($0)]) }
+        named = watch(["names": .array([.string("a"), .string("b")])])
+    }
+
+    // MARK: Feeding
+
+    mutating func feed(_ input: UnsafeRawBufferPointer) {
+        var start = 0
+        for i in 0..<input.count where input[i] == 0 {
+            message(UnsafeRawBufferPointer(rebasing: input[start...i]), length: i - start)
+            start = i + 1
+        }
+        if start < input.count {
+            // The stream ends inside a message: no reply, unless it is
+            // already past the limit.
+            let tail = UnsafeRawBufferPointer(rebasing: input[start...])
+            let c = current()
+            c.session.receive(tail)
+            let replies = c.replies(&problems)
+            if tail.count > F.limits.maxMessage {
+                expectLimitExceeded(replies, c)
+            } else if !replies.isEmpty {
+                problems.append("\(replies.count) replies to \(tail.count) bytes without a NUL")
+            }
+            c.session.receivedEnd()
+            checkRevision(changed: 0...0, "the end of the stream")
+        }
+    }
+
+    /// The session the next message goes to: a new one once the last closed.
+    private mutating func current() -> Client {
+        if let c = client, c.session.closeReason == nil { return c }
+        if let c = client { service.closed(c.session) }
+        let uids = [SessionRun.owner, SessionRun.granted, SessionRun.owner, SessionRun.stranger]
+        let uid = uids[sessionsOpened % uids.count]
+        sessionsOpened += 1
+        client = Client(service.open(peer: Peer(pid: 1, uid: uid, gid: uid)))
+        client.stranger = uid == SessionRun.stranger
+        return client
+    }
+
+    private mutating func message(_ bytes: UnsafeRawBufferPointer, length: Int) {
+        let c = current()
+        let watching = c.watching
+        let before = store.revision
+        c.session.receive(bytes)
+        let replies = c.replies(&problems)
+        let what = "message \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)"
+        if length > F.limits.maxMessage {
+            expectLimitExceeded(replies, c)
+            checkRevision(changed: 0...0, what)
+            return
+        }
+        if watching {
+            // A call on a connection its Watch holds closes it, unanswered
+            // (a change of this very call cannot reach it: nothing ran).
+            if !replies.isEmpty { problems.append("\(what): \(replies.count) replies on a connection held by its Watch") }
+            if c.session.closeReason == nil { problems.append("\(what): a call after Watch did not close the connection") }
+            checkRevision(changed: 0...0, what)
+            return
+        }
+        let call: Call
+        do {
+            call = try Call(parsing: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), limits: F.limits)
+        } catch {
+            if replies.count != 1 || replies[0].error != error.name {
+                problems.append("\(what): not a call (\(error.name)), answered with \(replies.map { $0.error ?? "success" })")
+            }
+            checkRevision(changed: 0...0, what)
+            return
+        }
+        if c.stranger {
+            // A peer without a grant: its first call, oneway or not, is
+            // answered with PermissionDenied, and the connection closes.
+            if replies.count != 1 || replies[0].error != "org.varlink.service.PermissionDenied" || c.session.closeReason == nil {
+                problems.append("\(what): a peer without a grant was answered with \(replies.map { $0.error ?? "success" }), closed: \(c.session.closeReason != nil)")
+            }
+            checkRevision(changed: 0...0, what)
+            return
+        }
+        if call.oneway {
+            if !replies.isEmpty { problems.append("\(what): \(replies.count) replies to a oneway call") }
+            checkRevision(changed: 0...1, what)
+            return
+        }
+        guard let first = replies.first else {
+            problems.append("\(what): no reply to \(call.method)")
+            return
+        }
+        check(first, to: call, what)
+        if first.continues {
+            if call.method != TetherMethod.watch.qualifiedName || !call.more {
+                problems.append("\(what): a reply to \(call.method) says it continues")
+            }
+            c.watching = true
+            for r in replies.dropFirst() {
+                check(r, to: call, what)
+                if !r.continues { problems.append("\(what): a Watch reply that does not continue") }
+            }
+            checkRevision(changed: 0...0, what)
+            return
+        }
+        if replies.count != 1 {
+            problems.append("\(what): \(replies.count) replies to one call of \(call.method)")
+        }
+        // The revision moves only for a write that says it changed
+        // something, by one, and the reply says where it is.
+        var moved = false
+        if first.error == nil, let method = TetherMethod(qualifiedName: call.method) {
+            let revision = first.parameters["revision"].flatMap { v -> UInt64? in
+                if case .int(let i) = v { return UInt64(exactly: i) }
+                return nil
+            }
+            switch method {
+            case .set, .remove, .transaction:
+                moved = first.parameters["changed"] == .bool(true)
+            case .declare:
+                moved = store.revision == before + 1
+                if first.parameters["created"] == .bool(true) && !moved {
+                    problems.append("\(what): Declare created a state without a commit")
+                }
+            default:
+                break
+            }
+            if revision != nil && revision != store.revision {
+                problems.append("\(what): \(call.method) replied revision \(revision!), the store is at \(store.revision)")
+            }
+        }
+        checkRevision(changed: moved ? 1...1 : 0...0, what)
+    }
+
+    private mutating func expectLimitExceeded(_ replies: [Reply], _ c: Client) {
+        if replies.count != 1 || replies[0].error != "io.tether.LimitExceeded" {
+            problems.append("a message past the limit answered with \(replies.map { $0.error ?? "success" }), not one LimitExceeded")
+        }
+        if c.session.closeReason == nil { problems.append("a message past the limit did not close the connection") }
+    }
+
+    private mutating func checkRevision(changed allowed: ClosedRange<UInt64>, _ what: String) {
+        let now = store.revision
+        if now < lastRevision {
+            problems.append("\(what): the revision went back from \(lastRevision) to \(now)")
+        } else if !allowed.contains(now - lastRevision) {
+            problems.append("\(what): the revision moved from \(lastRevision) to \(now); expected a move in \(allowed)")
+        }
+        lastRevision = now
+    }
+
+    /// The reply is what the interface says `call` returns (or an error it
+    /// defines), with no field it does not define.
+    private mutating func check(_ reply: Reply, to call: Call, _ what: String) {
+        let service = VarlinkService.tetherd
+        do throws(VarlinkError) {
+            if let error = reply.error {
+                let dot = error.utf8.lastIndex(of: UInt8(ascii: "."))!
+                guard let interface = service.interface(named: String(error[..<dot])) else {
+                    throw .invalidParameter("error", "no interface for \(error)")
+                }
+                try interface.checkError(reply.parameters, error: String(error[error.utf8.index(after: dot)...]), allowUnknown: false)
+            } else {
+                guard let interface = service.interface(named: call.interface) else {
+                    throw .invalidParameter("method", "a success reply to \(call.method), which no interface has")
+                }
+                try interface.checkReply(reply.parameters, method: call.member, allowUnknown: false)
+            }
+        } catch {
+            problems.append("\(what): the reply \(reply.error ?? "to " + call.method) does not match the interface: \(error)")
+        }
+    }
+
+    // MARK: The end
+
+    mutating func finish() {
+        for w in [everything, named] + pathWatchers {
+            w.drain(&problems)
+        }
+        let n = store.revision
+        // One change per commit, in order, each revision once.
+        let revisions = everything.changes.map(\.revision)
+        if revisions != Array(stride(from: UInt64(1), through: n, by: 1)) {
+            problems.append("the watch of every state got the commits \(revisions.prefix(20)); the store made 1...\(n)")
+        }
+        // The checker: every state, read back.
+        let checker = Client(service.open(peer: Peer(pid: 3, uid: SessionRun.owner, gid: getgid())))
+        var names: [String] = []
+        var after: String?
+        while true {
+            var p: [String: Value] = ["prefix": .string(""), "limit": .int(1000)]
+            if let after { p["after"] = .string(after) }
+            guard let reply = checker.call("io.tether.List", p).first, reply.error == nil,
+                  let list = try? ListReply(parameters: reply.parameters, limits: F.limits) else {
+                problems.append("List failed")
+                return
+            }
+            names += list.states.map(\.name)
+            if !list.truncated || list.states.isEmpty { break }
+            after = list.states.last!.name
+        }
+        if names.count != store.count { problems.append("List gave \(names.count) states; the store holds \(store.count)") }
+
+        func read(_ name: String, at path: String?) -> Value? {
+            var p: [String: Value] = ["name": .string(name)]
+            if let path { p["path"] = .string(path) }
+            guard let reply = checker.call("io.tether.Get", p).first else { return nil }
+            if reply.error != nil { return nil }
+            return (try? GetReply(parameters: reply.parameters, limits: F.limits))?.value
+        }
+
+        var actual: [String: Value] = [:]
+        for name in names { actual[name] = read(name, at: nil) }
+        compare(everything.mirror, actual, "the watch of every state")
+        for (i, path) in F.pathWatches.enumerated() {
+            var atPath: [String: Value] = [:]
+            for name in names { atPath[name] = read(name, at: path) }
+            compare(pathWatchers[i].mirror, atPath, "the watch at \(path)")
+        }
+        var namedActual: [String: Value] = [:]
+        for name in ["a", "b"] { namedActual[name] = actual[name] }
+        compare(named.mirror, namedActual, "the watch of a and b")
+
+        // A watch from revision 0 replays the live one, or resyncs.
+        let replay = Client(service.open(peer: Peer(pid: 4, uid: SessionRun.owner, gid: getgid())))
+        replay.call("io.tether.Watch", ["prefix": .string(""), "from_revision": .int(0), "epoch": .string(F.epoch)], more: true)
+        replay.drain(&problems)
+        if n <= UInt64(F.logCapacity) {
+            if replay.changes != everything.changes || replay.resynced {
+                problems.append("a Watch from revision 0 replayed \(replay.changes.count) commits\(replay.resynced ? " after a resync" : ""); the live watch got \(everything.changes.count)")
+            }
+        } else if !replay.resynced || replay.mirror != actual {
+            problems.append("a Watch from revision 0, older than the log (\(F.logCapacity) of \(n) commits), did not resync to the states")
+        }
+        for c in [everything, named, checker, replay] + pathWatchers + (client.map { [$0] } ?? []) {
+            service.closed(c.session)
+        }
+    }
+
+    private mutating func compare(_ mirror: [String: Value], _ actual: [String: Value], _ what: String) {
+        guard mirror != actual else { return }
+        for name in Set(mirror.keys).union(actual.keys).sorted() where mirror[name] != actual[name] {
+            problems.append("\(what): applying its changes gives \(name) = \(text(mirror[name])); the store has \(text(actual[name]))")
+        }
+    }
+}
+
+/// A session and what it was answered.
+final class Client {
+    let session: Session
+    private var decoder = MessageDecoder(maxMessage: DaemonFuzzer.limits.maxReply)
+    var watching = false
+    /// A peer the policy grants nothing.
+    var stranger = false
+    /// For a watch: the path it watches, what it was sent, and the states
+    /// its changes rebuild (name -> value at its path).
+    var watchPath = JSONPointer.root
+    var changes: [Recorded] = []
+    var mirror: [String: Value] = [:]
+    var resynced = false
+    private var lastSeen: UInt64?
+
+    struct Recorded: Equatable {
+        var revision: UInt64
+        var changes: [TetherWire.Change]
+        var tag: String?
+        var origin: UInt64?
+    }
+
+    init(_ session: Session) {
+        self.session = session
+    }
+
+    @discardableResult
+    func call(_ method: String, _ parameters: [String: Value], more: Bool = false) -> [Reply] {
+        var object = ValueObject()
+        for (k, v) in parameters.sorted(by: { $0.key < $1.key }) { object[k] = v }
+        if method == TetherMethod.watch.qualifiedName, case .string(let p)? = parameters["path"] {
+            watchPath = (try? JSONPointer(parsing: p)) ?? .root
+        }
+        var out: [UInt8] = []
+        try! MessageEncoder.append(Call(method: method, parameters: object, more: more), to: &out)
+        out.withUnsafeBytes { session.receive($0) }
+        if more { watching = true; return [] }
+        var ignored: [String] = []
+        return replies(&ignored)
+    }
+
+    /// The replies written since the last call; malformed output is a problem.
+    func replies(_ problems: inout [String]) -> [Reply] {
+        let bytes = session.takeOutput()
+        if let last = bytes.last, last != 0 { problems.append("output that does not end with a NUL") }
+        decoder.append(bytes)
+        var result: [Reply] = []
+        while true {
+            do {
+                guard let message = try decoder.next() else { break }
+                result.append(try Reply(parsing: message, limits: DaemonFuzzer.limits))
+            } catch {
+                problems.append("output that is not a sequence of replies: \(error)")
+                break
+            }
+        }
+        return result
+    }
+
+    /// Reads a watch's pending replies into `changes` and `mirror`.
+    func drain(_ problems: inout [String]) {
+        noteWatch(replies(&problems), &problems)
+    }
+
+    func noteWatch(_ replies: [Reply], _ problems: inout [String]) {
+        for r in replies {
+            guard r.error == nil else { problems.append("a watch failed: \(r.error!) \(text(.object(r.parameters)))"); continue }
+            guard let w = try? WatchReply(parameters: r.parameters, limits: DaemonFuzzer.limits) else {
+                problems.append("a watch reply that is not a WatchReply: \(text(.object(r.parameters)))")
+                continue
+            }
+            if w.epoch != DaemonFuzzer.epoch { problems.append("a watch reply in epoch \(w.epoch)") }
+            switch w.event {
+            case .snapshot(let entry, let resync):
+                if resync && !resynced { mirror = [:] }
+                resynced = resynced || resync
+                mirror[entry.name] = entry.value
+            case .progress:
+                if let last = lastSeen, w.revision < last { problems.append("progress at \(w.revision) after \(last)") }
+                lastSeen = w.revision
+            case .change(let list, let tag, let origin):
+                if let last = lastSeen, w.revision <= last {
+                    problems.append("a change at \(w.revision) after \(last)")
+                }
+                lastSeen = w.revision
+                changes.append(Recorded(revision: w.revision, changes: list, tag: tag, origin: origin))
+                for change in list { apply(change, &problems) }
+            }
+        }
+    }
+
+    /// A change as a watcher applies it: at its path, or below it.
+    private func apply(_ change: TetherWire.Change, _ problems: inout [String]) {
+        let path = watchPath
+        guard path.isPrefix(of: change.path) else {
+            problems.append("a watch at \(path) got a change at \(change.path)")
+            return
+        }
+        let below = JSONPointer(tokens: Array(change.path.tokens[path.tokens.count...]))
+        if below.isRoot {
+            switch change.write {
+            case .set(let v): mirror[change.name] = v
+            case .remove:
+                if path.isRoot && mirror[change.name] == nil {
+                    problems.append("a remove of \(change.name), which the watch did not have")
+                }
+                mirror[change.name] = nil
+            }
+            return
+        }
+        guard var value = mirror[change.name] else {
+            problems.append("a change at \(change.path) of \(change.name), which the watch does not have at \(path)")
+            return
+        }
+        do {
+            switch change.write {
+            case .set(let v): try value.set(v, at: below)
+            case .remove: _ = try value.remove(at: below)
+            }
+            mirror[change.name] = value
+        } catch {
+            problems.append("a change at \(change.path) of \(change.name) does not apply to the watch's copy: \(error)")
+        }
+    }
+}
