@@ -64,19 +64,22 @@ public final class Session {
     // MARK: Calls
 
     private func handle(_ raw: UnsafeRawBufferPointer) {
+        if watcher != nil {
+            // Varlink: a call with `more` holds the connection until its
+            // last reply, and a Watch never ends, so nothing else can be
+            // answered here, not even a message that is not a call (its
+            // error reply would end the Watch for the client while its
+            // changes kept coming).
+            let method = (try? Call(parsing: raw, limits: service.store.limits))?.method ?? "(not a call)"
+            service.log.event("call-after-watch", "peer" => peer.description, "method" => method)
+            close("a call after Watch on the same connection (give each Watch its own connection)")
+            return
+        }
         let call: Call
         do {
             call = try Call(parsing: raw, limits: service.store.limits)
         } catch {
             send(error.reply, oneway: false)
-            return
-        }
-        if watcher != nil {
-            // Varlink: a call with `more` holds the connection until its
-            // last reply, and a Watch never ends, so nothing else can be
-            // answered here.
-            service.log.event("call-after-watch", "peer" => peer.description, "method" => call.method)
-            close("a call after Watch on the same connection (give each Watch its own connection)")
             return
         }
         guard let grant else {

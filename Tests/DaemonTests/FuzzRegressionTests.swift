@@ -84,3 +84,22 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(w.replies().last?.parameters["changes"], json(#"[{"name":"a","op":"set","path":"/1","value":{"j":2}}]"#))
     }
 }
+
+extension FuzzRegressionTests {
+    /// Found by the fuzzer (Tests/fuzz/regressions/bad-json-after-watch):
+    /// a message that is not a call, sent on a connection its Watch holds,
+    /// was answered with an error reply in the middle of the stream (which
+    /// ends the Watch for a Varlink client) and the changes kept coming.
+    /// Like any call after Watch, it now closes the connection unanswered.
+    func testNotACallAfterWatchClosesTheConnectionUnanswered() throws {
+        let d = try InProcessDaemon()
+        let w = d.connect()
+        w.send("io.tether.Watch", ["names": json(#"["a"]"#)], more: true)
+        XCTAssertEqual(w.replies().map(\.continues), [true, true])          // snapshot, progress
+        w.send(raw: Array(#"{"method":"io.tether.Watch","parameters":{"#.utf8) + [0])
+        XCTAssertEqual(w.replies(), [])
+        XCTAssertNotNil(w.session.closeReason)
+        w.send(raw: Array("[1]".utf8) + [0])                                   // after the close: nothing
+        XCTAssertEqual(w.replies(), [])
+    }
+}
