@@ -19,6 +19,12 @@
 #   make check-install  install into a temp prefix and build a program there
 #                       with nothing but pkg-config
 #   make asan | tsan | valgrind    the C harness under a sanitizer (CASE= too)
+#   make fuzz           libFuzzer + AddressSanitizer on tetherd's frame
+#                       decoder and dispatcher, in process, FUZZ_SECONDS
+#                       long (60); fails on a crash (docs/robustness.md)
+#   make robustness     tetherd killed with SIGKILL under writers and
+#                       watchers, every guarantee checked; ROBUSTNESS_ARGS
+#                       (e.g. "--seed 7 --duration 120")
 #   make clean
 #
 # Variables: SWIFT (swift), CC (cc), PREFIX (/usr/local), DESTDIR.
@@ -52,7 +58,14 @@ TSAN_LIBDIR := $(TSAN_SCRATCH)/debug
 EXAMPLE_CFLAGS := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Iinclude -ITests/CTests
 EXAMPLE_LIBS = -L$(RELEASE_DIR) -ltether -Wl,-rpath,$(abspath $(RELEASE_DIR)) -lpthread -lm
 
-.PHONY: all build deps run demo test swift-test install check-install asan tsan valgrind clean bench
+# The fuzzer's build: every module instrumented (-sanitize=fuzzer,address),
+# in its own scratch path.
+FUZZ_SCRATCH := .build-fuzz
+FUZZ_SECONDS ?= 60
+# The bounded fuzz run inside `make test`.
+TEST_FUZZ_SECONDS ?= 30
+
+.PHONY: all build deps run demo test swift-test install check-install asan tsan valgrind clean bench fuzz fuzz-build robustness
 
 all: build
 
@@ -94,7 +107,8 @@ test: deps
 	@swift_rc=0; { $(SWIFT) build && $(SWIFT) test; } || swift_rc=$$?; \
 	$(SWIFT) build -c release -Xswiftc -static-stdlib || exit 1; \
 	install_rc=0; $(MAKE) --no-print-directory check-install || install_rc=$$?; \
-	EXTRA_RESULTS="swift-test=$$swift_rc check-install=$$install_rc" bash Tests/CTests/run.sh
+	fuzz_rc=0; $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || fuzz_rc=$$?; \
+	EXTRA_RESULTS="swift-test=$$swift_rc check-install=$$install_rc fuzz=$$fuzz_rc" bash Tests/CTests/run.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
@@ -157,10 +171,25 @@ bench:
 	@$(MAKE) --no-print-directory build
 	@CC="$(CC)" SWIFT="$(SWIFT)" bash benchmarks/run.sh
 
+# libFuzzer on the frame decoder and the dispatcher (Sources/tetherd-fuzz,
+# Sources/TetherDaemonFuzz): the toolchain's clang runtime, one process.
+# SwiftPM gives the executable its main, which hands over to libFuzzer.
+fuzz-build: deps
+	$(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER
+
+fuzz: fuzz-build
+	@bash Tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The randomized robustness test against the release daemon (it runs
+# within `swift test` too, against the debug one: RobustnessTests).
+robustness: build
+	python3 Tests/robustness/robustness.py --tetherd $(RELEASE_DIR)/tetherd $(ROBUSTNESS_ARGS)
+
 # Memcheck on the C examples against the release library.
 valgrind: build
 	SANITIZE=valgrind bash Tests/CTests/run.sh
 
 clean:
 	-$(SWIFT) package clean
-	rm -rf $(BIN) $(TSAN_SCRATCH)
+	rm -rf $(BIN) $(TSAN_SCRATCH) $(FUZZ_SCRATCH)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# run.sh SECONDS — runs the libFuzzer build of tetherd-fuzz (make fuzz
+# builds it into .build-fuzz/) for SECONDS, one process, from the seed
+# corpus Tests/fuzz/corpus and the regressions Tests/fuzz/regressions;
+# what it finds that covers new code goes to .build-fuzz/corpus (kept
+# between runs), a crashing input to .build-fuzz/crashes/. Prints
+# libFuzzer's figures and one line:
+#
+#     fuzz: 7577 executions in 60 s (126/s), corpus 412 inputs (96 KiB), no crash
+#
+# and exits 1 on a crash (a violation of DaemonFuzzer's invariants, an
+# AddressSanitizer report, a leak, a timeout), after printing the report
+# and the input's path. Replay one input with the plain build:
+#     swift build --product tetherd-fuzz && .build/debug/tetherd-fuzz FILE
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+seconds=${1:-60}
+bin=.build-fuzz/debug/tetherd-fuzz
+work=.build-fuzz/corpus
+crashes=.build-fuzz/crashes
+log=.build-fuzz/fuzz.log
+if [ ! -x "$bin" ]; then
+  echo "fuzz: $bin is missing (make fuzz builds it)"
+  exit 1
+fi
+mkdir -p "$work" "$crashes"
+before=$(find "$crashes" -type f | wc -l)
+
+# The Swift runtime's backtracer would hold the terminal after a crash
+# (libFuzzer and ASan print their own); the suppressions are explained in
+# the file.
+SWIFT_BACKTRACE=enable=no \
+ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:malloc_context_size=4" \
+LSAN_OPTIONS="suppressions=$PWD/Tests/fuzz/lsan.supp:print_suppressions=0" \
+  timeout -k 10 $((seconds + 120)) "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=3072 \
+    -dict=Tests/fuzz/tetherd.dict -artifact_prefix="$crashes/" -print_final_stats=1 \
+    "$work" Tests/fuzz/corpus Tests/fuzz/regressions >"$log" 2>&1
+rc=$?
+
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+files=$(find "$work" -type f | wc -l)
+kib=$(( ($(find "$work" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}') + 1023) / 1024 ))
+after=$(find "$crashes" -type f | wc -l)
+grep -E '^(INFO: (Seed|Loaded|.*files found)|#[0-9]+\s+(INITED|DONE))|^stat::' "$log"
+if [ "$rc" -ne 0 ] || [ "$after" -gt "$before" ]; then
+  # The report: the violations (or the sanitizer's), without the stacks'
+  # noise after them.
+  grep -v -E '^(#[0-9]+\s+(NEW|REDUCE|pulse|RELOAD)|\s+NEW_FUNC)' "$log" | head -80
+  echo "fuzz: CRASH after ${runs:-?} executions (exit $rc); the input: $(ls -t "$crashes" | head -1 | sed "s|^|$crashes/|")"
+  echo "fuzz: replay it: swift build --product tetherd-fuzz && .build/debug/tetherd-fuzz FILE; keep it in Tests/fuzz/regressions"
+  exit 1
+fi
+echo "fuzz: ${runs:-0} executions in $seconds s (${rate:-0}/s), corpus $files inputs ($kib KiB), no crash"
