@@ -25,8 +25,12 @@ The run:
    with Watch(from_revision=0) and the states with List and Get; the daemon
    is killed and started once more, and must hold exactly the same.
 5. validators.py checks every guarantee; the summary and one line per
-   check are printed. Exit status 0 when every check passed, 1 on any
-   violation (each printed precisely), 2 when the run itself failed.
+   check are printed. Then faults are injected into the run's records (a
+   lost commit, a duplicate or missing watch event, a split transaction,
+   a stale read, ...) and each must be caught by the check meant for it.
+   Exit status 0 when every check passed, 1 on any violation (each printed
+   precisely) or an injected fault not caught, 2 when the run itself
+   failed.
 
 The run directory (records of every client, the daemon's log, the history)
 is removed after a passing run and kept after a failing one (--keep DIR
@@ -326,8 +330,14 @@ def supervise(a):
             print("robustness: FAILED: %d violation%s in %d checks (seed %d; run kept in %s)"
                   % (violations, "" if violations == 1 else "s", checks, seed, directory))
             return 1
+        caught, tried, missed = validators.self_check(directory)
+        if missed:
+            print("robustness: FAILED: the validators missed %d of %d injected faults (seed %d; run kept in %s)"
+                  % (len(missed), tried, seed, directory))
+            return 1
         passed = True
-        print("robustness: every check passed (%d checks, seed %d)" % (checks, seed))
+        print("robustness: every check passed (%d checks, seed %d); the checks catch %d of %d faults injected into this run"
+              % (checks, seed, caught, tried))
         return 0
     finally:
         for name, p in children:

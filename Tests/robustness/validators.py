@@ -517,6 +517,150 @@ CHECKS = [
 ]
 
 
+# ---------------------------------------------------------------------------
+# The validators themselves: faults injected into a passing run must be
+# caught, each by the check meant for it (a validator that passes
+# everything proves nothing).
+
+
+def _first(items, test):
+    for i, item in enumerate(items):
+        if test(item):
+            return i
+    return None
+
+
+def _watcher_changes(run, index):
+    name, prefix, records = run.watchers[index]
+    return records, [i for i, r in enumerate(records) if r["k"] == "event" and r["e"] == "change"]
+
+
+def mutations(run):
+    """(what, the check that must catch it, apply) for each fault; apply
+    mutates `run` and returns a function that undoes it, or None when the
+    run has nothing to mutate."""
+    def lose_acknowledged_commit():
+        w = next((w for w in run.writes if w["out"] == "ok" and w["changed"]), None)
+        if w is None:
+            return None
+        old = run.history
+        run.history = History([c for c in old.commits if c["rev"] != w["rev"]])
+        return lambda: setattr(run, "history", old)
+
+    def apply_refused_write():
+        w = next((w for w in run.writes if w["out"] == "ok" and w["changed"]), None)
+        if w is None:
+            return None
+        w["out"] = "error"
+        w["err"] = "io.tether.RevisionMismatch"
+        return lambda: w.update(out="ok")
+
+    def duplicate_watch_event():
+        records, changes = _watcher_changes(run, 0)
+        if len(changes) < 2:
+            return None
+        i = changes[len(changes) // 2]
+        records.insert(i + 1, dict(records[i]))
+        return lambda: records.pop(i + 1)
+
+    def drop_watch_event():
+        records, changes = _watcher_changes(run, 0)
+        if len(changes) < 3:
+            return None
+        i = changes[len(changes) // 2]
+        removed = records.pop(i)
+        return lambda: records.insert(i, removed)
+
+    def split_transaction_in_watch():
+        records, changes = _watcher_changes(run, 0)
+        i = _first(changes, lambda k: len(records[k]["changes"]) > 1)
+        if i is None:
+            return None
+        r = records[changes[i]]
+        whole = r["changes"]
+        r["changes"] = whole[:-1]
+        return lambda: r.update(changes=whole)
+
+    def resume_one_too_late():
+        records, _ = _watcher_changes(run, 0)
+        i = _first(range(len(records) - 1), lambda k: records[k]["k"] == "watch" and records[k]["from"] is not None
+                   and records[k + 1]["k"] == "event" and records[k + 1]["e"] == "change")
+        if i is None:
+            return None
+        removed = records.pop(i + 1)
+        return lambda: records.insert(i + 1, removed)
+
+    def stale_read():
+        r = next((r for r in run.reads if r["out"] == "ok" and r["value"] is not None), None)
+        if r is None:
+            return None
+        old = r["value"]
+        r["value"] = {"stale": True}
+        return lambda: r.update(value=old)
+
+    def revisions_against_real_time():
+        ok = sorted((w for w in run.writes if w["out"] == "ok" and w["changed"]), key=lambda w: w["t0"])
+        pair = next(((a, b) for a, b in zip(ok, ok[1:]) if a["t1"] < b["t0"]), None)
+        if pair is None:
+            return None
+        a, b = pair
+
+        def swap():
+            a["rev"], b["rev"] = b["rev"], a["rev"]
+        swap()
+        return swap
+
+    def lose_state_at_restart():
+        after = run.final.get("after_restart")
+        if not after or not after["states"]:
+            return None
+        name = sorted(after["states"])[0]
+        kept = after["states"].pop(name)
+        return lambda: after["states"].__setitem__(name, kept)
+
+    def diverge_final_state():
+        if not run.final["states"]:
+            return None
+        name = sorted(run.final["states"])[0]
+        old = run.final["states"][name]
+        run.final["states"][name] = {"value": {"diverged": True}, "modified": old["modified"]}
+        return lambda: run.final["states"].__setitem__(name, old)
+
+    return [
+        ("an acknowledged commit lost", check_acknowledged_writes_durable, lose_acknowledged_commit),
+        ("a refused write applied", check_refused_writes_absent, apply_refused_write),
+        ("a watch event sent twice", check_watch_order, duplicate_watch_event),
+        ("a watch event never sent", check_watch_no_gaps, drop_watch_event),
+        ("a transaction split in a watch", check_no_half_transactions, split_transaction_in_watch),
+        ("a watch resumed one commit late", check_watch_resume, resume_one_too_late),
+        ("a read of a stale value", check_reads, stale_read),
+        ("two revisions against real time", check_real_time_order, revisions_against_real_time),
+        ("a state lost at the last restart", check_restart_preserves, lose_state_at_restart),
+        ("a final state that is not the history", check_final_state, diverge_final_state),
+    ]
+
+
+def self_check(directory, out=sys.stdout):
+    """Injects each fault of `mutations` into the (passing) run and runs
+    the check meant to catch it; returns (caught, tried, [missed])."""
+    run = Run(directory)
+    caught, tried, missed = 0, 0, []
+    for what, check, apply in mutations(run):
+        undo = apply()
+        if undo is None:
+            continue
+        tried += 1
+        _, _, violations = check(run)
+        undo()
+        if violations:
+            caught += 1
+        else:
+            missed.append("%s (%s)" % (what, check.__name__))
+    for line in missed:
+        print("    NOT CAUGHT: " + line, file=out)
+    return caught, tried, missed
+
+
 def summarize(run):
     outcomes = {}
     errors = {}
@@ -576,4 +720,9 @@ if __name__ == "__main__":
         sys.exit("usage: validators.py RUN_DIR")
     violations, checks, summary = validate(sys.argv[1])
     print(json.dumps(summary, sort_keys=True))
+    if not violations:
+        caught, tried, missed = self_check(sys.argv[1])
+        print("injected faults caught: %d of %d" % (caught, tried))
+        if missed:
+            sys.exit(1)
     sys.exit(1 if violations else 0)
