@@ -256,9 +256,19 @@ public final class SQLiteStore: CommitSink {
         let raw: OpaquePointer
         private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+        /// Bound with its length in bytes: a string may hold NUL (a tag
+        /// "a\u0000b"), where a C string would end.
         func bind(_ i: Int32, _ text: String?) {
-            guard let text else { sqlite3_bind_null(raw, i); return }
-            sqlite3_bind_text(raw, i, text, -1, Statement.transient)
+            guard var text else { sqlite3_bind_null(raw, i); return }
+            text.withUTF8 { bytes in
+                guard let base = bytes.baseAddress, bytes.count > 0 else {
+                    sqlite3_bind_text(raw, i, "", 0, Statement.transient)
+                    return
+                }
+                base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    _ = sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
+                }
+            }
         }
 
         func bind(_ i: Int32, _ n: Int64?) {
@@ -267,7 +277,8 @@ public final class SQLiteStore: CommitSink {
         }
 
         func text(_ i: Int32) -> String {
-            sqlite3_column_text(raw, i).map { String(cString: $0) } ?? ""
+            guard let p = sqlite3_column_text(raw, i) else { return "" }
+            return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(raw, i))), as: UTF8.self)
         }
 
         func int(_ i: Int32) -> Int64 { sqlite3_column_int64(raw, i) }

@@ -32,7 +32,12 @@ import TetherWire
 ///      state (read back with List and Get);
 ///    - the path watches reproduce what Get at their path reads;
 ///    - a Watch from revision 0 replays what the live watch got (or
-///      resyncs, flagged, when the log no longer holds revision 1).
+///      resyncs, flagged, when the log no longer holds revision 1);
+///    - the daemon's SQLite store (synced after each message, as the
+///      daemon does at the end of each loop turn), opened again as a
+///      restarted daemon would, holds the same revision, epoch, states
+///      (Get and Describe answer the same) and log (a Watch from the
+///      oldest revision replays the same replies).
 ///
 /// A violation is returned as text; the fuzz target turns it into a crash.
 public enum DaemonFuzzer {
@@ -143,8 +148,33 @@ struct SessionRun {
     static let granted: UInt32 = owner == 4242 ? 4243 : 4242
     static let stranger: UInt32 = owner == 5353 ? 5354 : 5353
 
+    /// The durable store under `store`: SQLite in a directory of this
+    /// process's, emptied for each input.
+    let sqlite: SQLiteStore
+
+    /// A directory of this process's for the SQLite store (tmpfs when
+    /// there is one: the store syncs once per message).
+    static let directory: String = {
+        let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+        var template = Array("\(base)/tetherd-fuzz.XXXXXX".utf8CString)
+        guard mkdtemp(&template) != nil else { fatalError("tetherd-fuzz: mkdtemp in \(base) failed: errno \(errno)") }
+        let path = String(cString: template)
+        atexit { SessionRun.removeStore(); rmdir(SessionRun.directoryPath) }
+        return path
+    }()
+    nonisolated(unsafe) static var directoryPath = ""
+
+    static func removeStore() {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(directoryPath + "/tether.db" + suffix) }
+    }
+
     init() {
-        store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+        SessionRun.directoryPath = SessionRun.directory
+        SessionRun.removeStore()
+        sqlite = try! SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity)
+        _ = try! sqlite.load()
+        try! sqlite.start(epoch: F.epoch)
+        store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
         let policy = AccessPolicy(owner: SessionRun.owner, entries: [
             .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
             .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
@@ -167,6 +197,7 @@ struct SessionRun {
         var start = 0
         for i in 0..<input.count where input[i] == 0 {
             message(UnsafeRawBufferPointer(rebasing: input[start...i]), length: i - start)
+            endOfTurn()
             start = i + 1
         }
         if start < input.count {
@@ -183,6 +214,17 @@ struct SessionRun {
             }
             c.session.receivedEnd()
             checkRevision(changed: 0...0, "the end of the stream")
+            endOfTurn()
+        }
+    }
+
+    /// What the daemon does at the end of a loop turn: the store's commit
+    /// (before any reply of the turn would be written).
+    private mutating func endOfTurn() {
+        do {
+            try sqlite.sync()
+        } catch {
+            problems.append("the store failed to sync: \(error)")
         }
     }
 
@@ -388,9 +430,66 @@ struct SessionRun {
         } else if !replay.resynced || replay.mirror != actual {
             problems.append("a Watch from revision 0, older than the log (\(F.logCapacity) of \(n) commits), did not resync to the states")
         }
+        checkRestart(names: names, checker: checker)
         for c in [everything, named, checker, replay] + pathWatchers + (client.map { [$0] } ?? []) {
             service.closed(c.session)
         }
+    }
+
+    /// A daemon restarted on the SQLite store holds what this one holds:
+    /// the revision, the epoch, every state (value, modified, descriptor),
+    /// and the log a Watch resumes from (changes, tags and origins).
+    private mutating func checkRestart(names: [String], checker: Client) {
+        let restarted: Service
+        do {
+            let reopened = try SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity)
+            let contents = try reopened.load()
+            guard contents.epoch == F.epoch else {
+                problems.append("after a restart the epoch is \(contents.epoch ?? "(none)"), not \(F.epoch)")
+                return
+            }
+            let store2 = try Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, startRevision: 0, sink: MemorySink())
+            try store2.restore(states: contents.states, log: contents.log, revision: contents.revision)
+            restarted = Service(store: store2, policy: AccessPolicy(owner: SessionRun.owner), log: EventLog(quiet: true))
+        } catch {
+            problems.append("the SQLite store does not open again: \(error)")
+            return
+        }
+        let after = Client(restarted.open(peer: Peer(pid: 5, uid: SessionRun.owner, gid: getgid())))
+        defer { restarted.closed(after.session) }
+        func stats(_ c: Client) -> StatsReply? {
+            c.call("io.tether.Stats", [:]).first.flatMap { try? StatsReply(parameters: $0.parameters) }
+        }
+        guard let s1 = stats(checker), let s2 = stats(after) else {
+            problems.append("Stats failed around a restart")
+            return
+        }
+        if (s1.revision, s1.epoch, s1.states, s1.oldestRevision) != (s2.revision, s2.epoch, s2.states, s2.oldestRevision) {
+            problems.append("after a restart Stats says revision \(s2.revision), epoch \(s2.epoch), \(s2.states) states, oldest \(s2.oldestRevision); before it \(s1.revision), \(s1.epoch), \(s1.states), \(s1.oldestRevision)")
+        }
+        for name in names {
+            for method in ["io.tether.Get", "io.tether.Describe"] {
+                let p: [String: Value] = ["name": .string(name)]
+                let r1 = checker.call(method, p).first, r2 = after.call(method, p).first
+                if r1 != r2 {
+                    problems.append("after a restart \(method) \(name) answers \(text(r2.map { .object($0.parameters) })); before it \(text(r1.map { .object($0.parameters) }))")
+                }
+            }
+        }
+        // The log: a Watch from the oldest revision it holds.
+        let from: [String: Value] = ["prefix": .string(""), "from_revision": .int(Int64(s1.oldestRevision)), "epoch": .string(F.epoch)]
+        let w1 = Client(service.open(peer: Peer(pid: 6, uid: SessionRun.owner, gid: getgid())))
+        let w2 = Client(restarted.open(peer: Peer(pid: 6, uid: SessionRun.owner, gid: getgid())))
+        w1.call("io.tether.Watch", from, more: true)
+        w2.call("io.tether.Watch", from, more: true)
+        var ignored: [String] = []
+        let h1 = w1.replies(&ignored), h2 = w2.replies(&ignored)
+        if h1 != h2 {
+            let first = zip(h1, h2).first { $0.0 != $0.1 }
+            problems.append("after a restart a Watch from \(s1.oldestRevision) replays \(h2.count) replies, before it \(h1.count); first difference: \(text(first.map { .object($0.1.parameters) })) for \(text(first.map { .object($0.0.parameters) }))")
+        }
+        service.closed(w1.session)
+        restarted.closed(w2.session)
     }
 
     private mutating func compare(_ mirror: [String: Value], _ actual: [String: Value], _ what: String) {

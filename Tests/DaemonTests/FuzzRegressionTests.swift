@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import TetherCore
+import TetherDaemon
 import TetherDaemonFuzz
 import TetherWire
 import XCTest
@@ -101,5 +103,35 @@ extension FuzzRegressionTests {
         XCTAssertNotNil(w.session.closeReason)
         w.send(raw: Array("[1]".utf8) + [0])                                   // after the close: nothing
         XCTAssertEqual(w.replies(), [])
+    }
+}
+
+extension FuzzRegressionTests {
+    /// Reported by the fuzzer's restart check (Tests/fuzz/regressions/
+    /// tag-with-nul-after-restart): the SQLite store bound and read its
+    /// text as C strings, so a tag holding NUL ("x\u0000y", valid JSON and
+    /// a valid Swift string) came back from the log cut at the NUL ("x"):
+    /// a watch resuming across a restart got another tag than the live
+    /// watches had. Text is now bound and read with its length in bytes.
+    func testTagWithNULSurvivesARestart() throws {
+        let template = NSTemporaryDirectory() + "tether-sqlite.XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10)
+            _ = try sqlite.load()
+            try sqlite.start(epoch: "e1")
+            let store = try Store(epoch: "e1", sink: sqlite)
+            let service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
+            let c = InProcessDaemon.Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())), limits: store.limits)
+            c.ok("io.tether.Set", ["name": "a", "value": 1, "tag": "x\u{0}y"])
+            c.ok("io.tether.Set", ["name": "b", "value": 2, "tag": ""])
+            try sqlite.sync()
+        }
+        let contents = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10).load()
+        XCTAssertEqual(contents.log.map(\.tag), ["x\u{0}y", ""])
+        XCTAssertEqual(contents.epoch, "e1")
+        XCTAssertEqual(contents.states.map(\.name), ["a", "b"])
     }
 }
