@@ -174,9 +174,13 @@ bench:
 # libFuzzer on the frame decoder and the dispatcher (Sources/tetherd-fuzz,
 # Sources/TetherDaemonFuzz): the toolchain's clang runtime, one process.
 # SwiftPM gives the executable its main, which hands over to libFuzzer.
+# (gold warns once per ASan symbol it cannot export: hundreds of lines of
+# nothing, filtered out.)
 fuzz-build: deps
-	$(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) \
-	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER
+	@echo "$(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER"
+	@set -o pipefail; $(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER 2>&1 \
+	  | { grep -v "Cannot export local symbol" || true; }
 
 fuzz: fuzz-build
 	@bash Tests/fuzz/run.sh $(FUZZ_SECONDS)
