@@ -9,7 +9,8 @@
 #   make demo           build, then build and run the in-process demo
 #                       (examples-c/demo.c)
 #   make test           swift build + swift test, release build, an install
-#                       check, then the C harness (every lesson in examples-c/
+#                       check, a 30 s fuzz run (TEST_FUZZ_SECONDS), then the
+#                       C harness (every lesson in examples-c/
 #                       and every case in Tests/CTests/); the last line of
 #                       output is "N passed, N failed". CASE=name runs one
 #                       case (or lesson), ONLY="a b" a few
@@ -94,7 +95,7 @@ swift-test: deps
 	$(SWIFT) build
 	$(SWIFT) test
 
-# Everything. A failing swift test or check-install does not stop the C
+# Everything. A failing swift test, check-install or fuzz run does not stop the C
 # examples: their results are handed to the harness, which runs last, counts
 # them with its own, and prints the final "N passed, N failed" line (the
 # exit status is non-zero if anything failed). Only a failed release build
