@@ -55,7 +55,10 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 
 PROGRESS_INTERVAL_MS = 200   # idle watches hear progress this often
-LOG_CAPACITY = 100000        # commits the daemon keeps for resuming watches
+# Commits the daemon keeps for resuming watches: more than any run makes
+# (a release tetherd commits over 2000 a second here), so that the history
+# is read back whole from the daemon, and a resync is always a violation.
+LOG_CAPACITY = 10_000_000
 READY_TIMEOUT = 60.0
 
 
