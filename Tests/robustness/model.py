@@ -164,7 +164,9 @@ def net_changes(history, revision, ops):
     leaves as it found it (appended to and then shortened again, created
     and then removed) changed nothing, so its ops are left out, as a write
     that changes nothing commits nothing. Raises ModelError when the ops
-    do not apply to the states before `revision`."""
+    do not apply to the states before `revision`. (A state removed and
+    set again to an equal value is a change to the daemon, a new state;
+    the writers never do that: every value they write is unique.)"""
     states, before = {}, {}
     for op in ops:
         if op["name"] not in before:
