@@ -26,6 +26,7 @@ import TetherWire
 ///      stream for a Watch; the LimitExceeded of an oversize message;
 ///    - the revision never decreases, moves by at most one per call, and
 ///      only for a write that says it changed something;
+///    and the idle timer ticks every third message (progress replies).
 ///    At the end:
 ///    - the watch of every state got one change reply per commit, with
 ///      revisions exactly 1...N, and applying them reproduces every
@@ -143,6 +144,7 @@ struct SessionRun {
     private var pathWatchers: [Client]
     private var named: Client
     private var lastRevision: UInt64 = 0
+    private var turns = 0
 
     static let owner = getuid()
     static let granted: UInt32 = owner == 4242 ? 4243 : 4242
@@ -174,7 +176,8 @@ struct SessionRun {
         sqlite = try! SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity)
         _ = try! sqlite.load()
         try! sqlite.start(epoch: F.epoch)
-        store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
+        let store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
+        self.store = store
         let policy = AccessPolicy(owner: SessionRun.owner, entries: [
             .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
             .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
@@ -182,7 +185,7 @@ struct SessionRun {
         let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
         self.service = service
         func watch(_ parameters: [String: Value]) -> Client {
-            let c = Client(service.open(peer: Peer(pid: 2, uid: SessionRun.owner, gid: getgid())))
+            let c = Client(service.open(peer: Peer(pid: 2, uid: SessionRun.owner, gid: getgid())), store: store)
             c.call("io.tether.Watch", parameters, more: true)
             return c
         }
@@ -226,6 +229,10 @@ struct SessionRun {
         } catch {
             problems.append("the store failed to sync: \(error)")
         }
+        // The idle timer, now and then: progress replies to the watches
+        // sent nothing since the last tick.
+        turns += 1
+        if turns % 3 == 0 { service.idleTick() }
     }
 
     /// The session the next message goes to: a new one once the last closed.
@@ -235,7 +242,7 @@ struct SessionRun {
         let uids = [SessionRun.owner, SessionRun.granted, SessionRun.owner, SessionRun.stranger]
         let uid = uids[sessionsOpened % uids.count]
         sessionsOpened += 1
-        client = Client(service.open(peer: Peer(pid: 1, uid: uid, gid: uid)))
+        client = Client(service.open(peer: Peer(pid: 1, uid: uid, gid: uid)), store: store)
         client.stranger = uid == SessionRun.stranger
         return client
     }
@@ -382,7 +389,7 @@ struct SessionRun {
             problems.append("the watch of every state got the commits \(revisions.prefix(20)); the store made 1...\(n)")
         }
         // The checker: every state, read back.
-        let checker = Client(service.open(peer: Peer(pid: 3, uid: SessionRun.owner, gid: getgid())))
+        let checker = Client(service.open(peer: Peer(pid: 3, uid: SessionRun.owner, gid: getgid())), store: store)
         var names: [String] = []
         var after: String?
         while true {
@@ -420,7 +427,7 @@ struct SessionRun {
         compare(named.mirror, namedActual, "the watch of a and b")
 
         // A watch from revision 0 replays the live one, or resyncs.
-        let replay = Client(service.open(peer: Peer(pid: 4, uid: SessionRun.owner, gid: getgid())))
+        let replay = Client(service.open(peer: Peer(pid: 4, uid: SessionRun.owner, gid: getgid())), store: store)
         replay.call("io.tether.Watch", ["prefix": .string(""), "from_revision": .int(0), "epoch": .string(F.epoch)], more: true)
         replay.drain(&problems)
         if n <= UInt64(F.logCapacity) {
@@ -455,7 +462,7 @@ struct SessionRun {
             problems.append("the SQLite store does not open again: \(error)")
             return
         }
-        let after = Client(restarted.open(peer: Peer(pid: 5, uid: SessionRun.owner, gid: getgid())))
+        let after = Client(restarted.open(peer: Peer(pid: 5, uid: SessionRun.owner, gid: getgid())), store: restarted.store)
         defer { restarted.closed(after.session) }
         func stats(_ c: Client) -> StatsReply? {
             c.call("io.tether.Stats", [:]).first.flatMap { try? StatsReply(parameters: $0.parameters) }
@@ -478,8 +485,8 @@ struct SessionRun {
         }
         // The log: a Watch from the oldest revision it holds.
         let from: [String: Value] = ["prefix": .string(""), "from_revision": .int(Int64(s1.oldestRevision)), "epoch": .string(F.epoch)]
-        let w1 = Client(service.open(peer: Peer(pid: 6, uid: SessionRun.owner, gid: getgid())))
-        let w2 = Client(restarted.open(peer: Peer(pid: 6, uid: SessionRun.owner, gid: getgid())))
+        let w1 = Client(service.open(peer: Peer(pid: 6, uid: SessionRun.owner, gid: getgid())), store: store)
+        let w2 = Client(restarted.open(peer: Peer(pid: 6, uid: SessionRun.owner, gid: getgid())), store: restarted.store)
         w1.call("io.tether.Watch", from, more: true)
         w2.call("io.tether.Watch", from, more: true)
         var ignored: [String] = []
@@ -522,8 +529,11 @@ final class Client {
         var origin: UInt64?
     }
 
-    init(_ session: Session) {
+    let store: Store
+
+    init(_ session: Session, store: Store) {
         self.session = session
+        self.store = store
     }
 
     @discardableResult
@@ -559,6 +569,9 @@ final class Client {
         return result
     }
 
+    /// The revision of the store the session belongs to.
+    var storeRevision: UInt64 { store.revision }
+
     /// Reads a watch's pending replies into `changes` and `mirror`.
     func drain(_ problems: inout [String]) {
         noteWatch(replies(&problems), &problems)
@@ -579,8 +592,10 @@ final class Client {
                 mirror[entry.name] = entry.value
             case .progress:
                 if let last = lastSeen, w.revision < last { problems.append("progress at \(w.revision) after \(last)") }
+                if w.revision > storeRevision { problems.append("progress at \(w.revision), past the store's \(storeRevision)") }
                 lastSeen = w.revision
             case .change(let list, let tag, let origin):
+                if w.revision > storeRevision { problems.append("a change at \(w.revision), past the store's \(storeRevision)") }
                 if let last = lastSeen, w.revision <= last {
                     problems.append("a change at \(w.revision) after \(last)")
                 }
