@@ -108,7 +108,7 @@ test: deps
 	@swift_rc=0; { $(SWIFT) build && $(SWIFT) test; } || swift_rc=$$?; \
 	$(SWIFT) build -c release -Xswiftc -static-stdlib || exit 1; \
 	install_rc=0; $(MAKE) --no-print-directory check-install || install_rc=$$?; \
-	fuzz_rc=0; $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || fuzz_rc=$$?; \
+	fuzz_rc=0; FUZZ_FRESH=1 $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || fuzz_rc=$$?; \
 	EXTRA_RESULTS="swift-test=$$swift_rc check-install=$$install_rc fuzz=$$fuzz_rc" bash Tests/CTests/run.sh
 
 install: build

@@ -3,7 +3,9 @@
 # builds it into .build-fuzz/) for SECONDS, one process, from the seed
 # corpus Tests/fuzz/corpus and the regressions Tests/fuzz/regressions;
 # what it finds that covers new code goes to .build-fuzz/corpus (kept
-# between runs), a crashing input to .build-fuzz/crashes/. Prints
+# between runs; with FUZZ_FRESH=1, as in make test, to a new directory
+# removed afterwards, so that replaying a grown corpus does not eat the
+# run), a crashing input to .build-fuzz/crashes/. Prints
 # libFuzzer's figures and one line:
 #
 #     fuzz: 7577 executions in 60 s (126/s), corpus 412 inputs (96 KiB), no crash
@@ -18,6 +20,11 @@ cd "$(dirname "$0")/../.." || exit 1
 seconds=${1:-60}
 bin=.build-fuzz/debug/tetherd-fuzz
 work=.build-fuzz/corpus
+if [ "${FUZZ_FRESH:-0}" = 1 ]; then
+  mkdir -p .build-fuzz
+  work=$(mktemp -d .build-fuzz/corpus-fresh.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+fi
 crashes=.build-fuzz/crashes
 log=.build-fuzz/fuzz.log
 if [ ! -x "$bin" ]; then
