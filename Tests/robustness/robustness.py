@@ -252,7 +252,7 @@ def supervise(a):
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
     directory = a.keep or tempfile.mkdtemp(prefix="tether-robust.")
     os.makedirs(directory, exist_ok=True)
-    print("robustness: seed %d, %.0f s, %d writers, %d watchers, %d states, SIGKILL every %.1f-%.1f s, --durability %s"
+    print("robustness: seed %d, %g s, %d writers, %d watchers, %d states, SIGKILL every %g-%g s, --durability %s"
           % (seed, a.duration, a.writers, a.watchers, a.names, a.kill_min, a.kill_max, a.durability))
     print("robustness: tetherd %s, run directory %s" % (tetherd, directory), flush=True)
 
@@ -323,7 +323,8 @@ def supervise(a):
         print("robustness: %d kills (SIGKILL at %s s, and one after the run), %d starts; %d commits (%d transactions); "
               "%d writes: %d acknowledged, %d refused (%s), %d unknown (%d of them committed), %d unsent; "
               "%d reads; %d watch events (%d changes) over %d watches (%d resumed, %d resyncs); history from %s"
-              % (s["kills"], ", ".join("%g" % t for t in kill_times), s["starts"], s["commits"],
+              % (s["kills"], ", ".join("%g" % t for t in kill_times[:12]) + (", …" if len(kill_times) > 12 else ""),
+                 s["starts"], s["commits"],
                  s["transactions_committed"], s["writes"], s["acknowledged"], s["refused"], refusals or "none",
                  s["unknown"], s["unknown_committed"], s["unsent"], s["reads"], s["watch_events"],
                  s["watch_changes"], s["watches"], s["reconnects"], s["resyncs"], s["history_source"]))
