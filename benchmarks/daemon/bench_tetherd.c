@@ -37,7 +37,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/epoll.h>
@@ -62,6 +64,29 @@ static char t_address[120];
 static pid_t t_pid = -1, r_pid = -1;
 static const char *redis_server = "redis-server", *redis_benchmark = "redis-benchmark";
 static char redis_version[64] = "?";
+/* Placement: the client side (this driver, redis-benchmark, the e2e
+ * processes, the echo process's peer) on client_cpu, the servers (and the
+ * echo process) on server_cpu; -1: not pinned (BENCH_DAEMON_PIN=0 or one CPU). */
+static int client_cpu = -1, server_cpu = -1;
+
+/* Pins every thread of pid (0: this process) to cpu. */
+static void pin(pid_t pid, int cpu) {
+  char dir[64];
+  DIR *d;
+  struct dirent *e;
+  cpu_set_t set;
+  if (cpu < 0) return;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  snprintf(dir, sizeof dir, "/proc/%d/task", pid == 0 ? (int)getpid() : (int)pid);
+  if ((d = opendir(dir)) == NULL) {
+    sched_setaffinity(pid, sizeof set, &set);
+    return;
+  }
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') sched_setaffinity((pid_t)atoi(e->d_name), sizeof set, &set);
+  closedir(d);
+}
 
 /* ---- servers ------------------------------------------------------------ */
 
@@ -143,6 +168,7 @@ static pid_t start_server(char *const argv[], const char *notify_path, const cha
       dup2(out, 2);
     }
     setenv("NOTIFY_SOCKET", notify_path, 1);
+    pin(0, server_cpu);
     execvp(argv[0], argv);
     fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -763,37 +789,51 @@ static void skip_redis(const char *name) {
   bench_skip(SYS_R, GROUP, name, "redis-server or redis-benchmark not available (scripts/install-bench-deps.sh)");
 }
 
-static void section_rtt(void) {
+/* one_cpu: the servers are moved to the client's CPU for the duration, so
+ * a round trip costs no cross-CPU wake-up (on this VM that wake-up is most
+ * of a one-client round trip: see the raw ping-pong rows). */
+static void section_rtt(int one_cpu) {
   long n = quick ? 2000 : 50000, warm = quick ? 200 : 2000;
   op_t ops[2] = {OP_SET, OP_GET};
-  char proto_text[300], args[80];
+  char proto_text[400], args[80], names[2][64];
+  const char *where = one_cpu ? ", one CPU" : "";
   rb_t rset, rget;
   int k;
+  if (one_cpu) {
+    if (client_cpu < 0) return;
+    pin(t_pid, client_cpu);
+    if (redis_up()) pin(r_pid, client_cpu);
+  }
   snprintf(proto_text, sizeof proto_text,
            "one connection, one call at a time (no pipelining), %ld calls after %ld warm-up; "
-           "latency: call written to reply read", n, warm);
+           "latency: call written to reply read%s", n, warm,
+           one_cpu ? "; client and server pinned to the same CPU" : "");
   for (k = 0; k < 2; k++) {
-    char name[64];
     stats_t s = run_rtt(P_VARLINK, ops[k], n, warm);
-    snprintf(name, sizeof name, "%s, 1 client", op_name(ops[k]));
-    emit_rate(SYS_T, name, &s, proto_text, NULL);
+    snprintf(names[k], sizeof names[k], "%s, 1 client%s", op_name(ops[k]), where);
+    emit_rate(SYS_T, names[k], &s, proto_text, NULL);
     if (redis_up()) {
-      char own[80];
+      char own[128];
       s = run_rtt(P_RESP, ops[k], n, warm);
-      snprintf(own, sizeof own, "%s [bench client]", name);
+      snprintf(own, sizeof own, "%s [bench client]", names[k]);
       emit_rate(SYS_R, own, &s, proto_text, "this driver's RESP client, the same loop as tetherd's");
     }
   }
   if (!redis_up()) {
-    skip_redis("set, 1 client");
-    skip_redis("get, 1 client");
-    return;
+    skip_redis(names[0]);
+    skip_redis(names[1]);
+  } else {
+    snprintf(args, sizeof args, "-n %ld -c 1", n);
+    run_redis_benchmark(args, &rset, &rget);
+    snprintf(proto_text, sizeof proto_text, "redis-benchmark -t set,get -n %ld -c 1%s", n,
+             one_cpu ? "; redis-benchmark and redis-server pinned to the same CPU" : "");
+    emit_rb(names[0], &rset, proto_text);
+    emit_rb(names[1], &rget, proto_text);
   }
-  snprintf(args, sizeof args, "-n %ld -c 1", n);
-  run_redis_benchmark(args, &rset, &rget);
-  snprintf(proto_text, sizeof proto_text, "redis-benchmark -t set,get -n %ld -c 1", n);
-  emit_rb("set, 1 client", &rset, proto_text);
-  emit_rb("get, 1 client", &rget, proto_text);
+  if (one_cpu) {
+    pin(t_pid, server_cpu);
+    if (redis_up()) pin(r_pid, server_cpu);
+  }
 }
 
 static void section_pipeline(void) {
@@ -811,7 +851,7 @@ static void section_pipeline(void) {
     snprintf(name, sizeof name, "%s, pipelined 16", op_name(ops[k]));
     emit_rate(SYS_T, name, &s, proto_text, "latency figures are per batch of 16");
     if (redis_up()) {
-      char own[80];
+      char own[128];
       s = run_pipelined(P_RESP, ops[k], batches, depth, warm);
       snprintf(own, sizeof own, "%s [bench client]", name);
       emit_rate(SYS_R, own, &s, proto_text, "this driver's RESP client; latency per batch of 16");
@@ -845,7 +885,7 @@ static void section_clients(void) {
     snprintf(name, sizeof name, "%s, 50 clients", op_name(ops[k]));
     emit_rate(SYS_T, name, &s, proto_text, NULL);
     if (redis_up()) {
-      char own[80];
+      char own[128];
       s = run_clients(P_RESP, ops[k], nclients, total, warm);
       snprintf(own, sizeof own, "%s [bench client]", name);
       emit_rate(SYS_R, own, &s, proto_text, "this driver's RESP client");
@@ -1037,7 +1077,7 @@ emit:
 
 /* ---- the floor: a raw Unix-socket ping-pong ------------------------------- */
 
-static void section_raw(void) {
+static void section_raw(int one_cpu) {
   long n = quick ? 2000 : 50000, warm = quick ? 200 : 2000, i;
   int sv[2];
   pid_t echo;
@@ -1053,6 +1093,7 @@ static void section_raw(void) {
     ssize_t r;
     close(sv[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pin(0, one_cpu ? client_cpu : server_cpu);
     while ((r = read(sv[1], b, sizeof b)) > 0)
       if (write(sv[1], b, (size_t)r) != r) break;
     _exit(0);
@@ -1077,9 +1118,11 @@ static void section_raw(void) {
   if (echo > 0) waitpid(echo, NULL, 0);
   if (s.ok) stats_from(&s, lat, n, bench_now_ns() - t_start, n);
 out:
-  emit_rate("raw", "unix ping-pong", &s,
-            "two processes, a socketpair, 64 bytes written and echoed back, one at a time: the "
-            "floor of any one-client round trip here", NULL);
+  emit_rate("raw", one_cpu ? "unix ping-pong, one CPU" : "unix ping-pong", &s,
+            one_cpu ? "two processes on the same CPU, a socketpair, 64 bytes written and echoed "
+                      "back, one at a time"
+                    : "two processes, a socketpair, 64 bytes written and echoed back, one at a "
+                      "time: the floor of any one-client round trip here", NULL);
   free(lat);
 }
 
@@ -1095,6 +1138,20 @@ int main(int argc, char **argv) {
   const char *tetherd = argc > 1 ? argv[1] : ".build/release/tetherd";
   char t_data[120], r_dir[120];
   quick = bench_quick();
+  {
+    const char *pinning = getenv("BENCH_DAEMON_PIN");
+    cpu_set_t set;
+    if ((pinning == NULL || strcmp(pinning, "0") != 0) && sched_getaffinity(0, sizeof set, &set) == 0 &&
+        CPU_COUNT(&set) >= 2) {
+      int cpu;
+      for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set)) continue;
+        if (client_cpu < 0) client_cpu = cpu;
+        else if (server_cpu < 0) server_cpu = cpu;
+      }
+    }
+    pin(0, client_cpu);
+  }
   if (getenv("REDIS_SERVER")) redis_server = getenv("REDIS_SERVER");
   if (getenv("REDIS_BENCHMARK")) redis_benchmark = getenv("REDIS_BENCHMARK");
   signal(SIGPIPE, SIG_IGN);
@@ -1144,8 +1201,24 @@ int main(int argc, char **argv) {
   fprintf(stderr, "bench_tetherd: tetherd %s (pid %d) on %s; redis-server %s (pid %d) on %s%s\n", tetherd,
           (int)t_pid, t_sock, redis_version, (int)r_pid, r_sock,
           quick ? " (BENCH_QUICK: small sizes, figures mean nothing)" : "");
-  if (bench_want("raw")) section_raw();
-  if (bench_want("rtt")) section_rtt();
+  if (client_cpu >= 0)
+    fprintf(stderr, "bench_tetherd: clients pinned to CPU %d, servers to CPU %d\n", client_cpu, server_cpu);
+  else
+    fprintf(stderr, "bench_tetherd: nothing pinned\n");
+  {
+    char extra[160];
+    snprintf(extra, sizeof extra, "\"redis_version\":\"%s\",\"client_cpu\":%d,\"server_cpu\":%d", redis_version,
+             client_cpu, server_cpu);
+    bench_emit("run", GROUP, "setup", 1, 0, "", "placement and versions", extra, NULL);
+  }
+  if (bench_want("raw")) {
+    section_raw(0);
+    if (client_cpu >= 0) section_raw(1);
+  }
+  if (bench_want("rtt")) {
+    section_rtt(0);
+    section_rtt(1);
+  }
   if (bench_want("pipeline")) section_pipeline();
   if (bench_want("clients")) section_clients();
   if (bench_want("watch")) section_watch();
