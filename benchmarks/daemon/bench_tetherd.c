@@ -27,7 +27,7 @@
  *             across processes (CLOCK_MONOTONIC through a shared page)
  *   raw       the floor: a Unix socket ping-pong between two processes
  *
- * Usage: bench_tetherd [TETHERD] (default .build/release/tetherd);
+ * Usage: bench_tetherd [TETHERD] (default $TETHERD, else .build/release/tetherd);
  * REDIS_SERVER and REDIS_BENCHMARK override the Redis binaries (default
  * from PATH). BENCH_ONLY selects sections ("rtt pipeline clients watch e2e
  * raw"); BENCH_QUICK=1 runs small sizes. Result lines (benchmarks/common/
@@ -1135,7 +1135,7 @@ static int have_program(const char *name) {
 }
 
 int main(int argc, char **argv) {
-  const char *tetherd = argc > 1 ? argv[1] : ".build/release/tetherd";
+  const char *tetherd = argc > 1 ? argv[1] : getenv("TETHERD") ? getenv("TETHERD") : ".build/release/tetherd";
   char t_data[120], r_dir[120];
   quick = bench_quick();
   {
