@@ -11,6 +11,9 @@ Instruction counts repeat exactly from run to run, unlike times on a busy
 VM: divide a function's inclusive count by N for its cost per call.
 Prints the callgrind output file; read it with
 `callgrind_annotate --inclusive=yes FILE | swift demangle --simplified`.
+With --tool none the daemon runs natively and the script prints its CPU
+time per call instead (user and kernel, from /proc/PID/stat around the
+load; use N of 100000 or more, the clock ticks are 10 ms).
 
 The daemon is started the way bench_tetherd starts it (--memory, a socket
 in a temporary directory, READY=1 on NOTIFY_SOCKET), then stopped with
@@ -38,6 +41,13 @@ def recv_msg(sock, buf):
     if b'"error"' in msg:
         raise RuntimeError("error reply: %r" % msg[:300])
     return msg
+
+
+def cpu_times(pid):
+    """(utime, stime) of pid in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
 
 
 def connect(path):
@@ -85,6 +95,16 @@ def main():
     buf = [b""]
     c.sendall(set_call("k", 0))
     recv_msg(c, buf)
+    watchers = []
+    if a.load == "fanout":
+        for _ in range(100):
+            w = connect(sock_path)
+            w.sendall(b'{"method":"io.tether.Watch","parameters":{"names":["fan"]},"more":true}\0')
+            wb = [b""]
+            while b'"progress"' not in recv_msg(w, wb):
+                pass
+            watchers.append((w, wb))
+    cpu0 = cpu_times(daemon.pid)
     t0 = time.monotonic()
     if a.load == "set":
         for i in range(a.n):
@@ -101,14 +121,6 @@ def main():
             for _ in range(16):
                 recv_msg(c, buf)
     else:
-        watchers = []
-        for _ in range(100):
-            w = connect(sock_path)
-            w.sendall(b'{"method":"io.tether.Watch","parameters":{"names":["fan"]},"more":true}\0')
-            wb = [b""]
-            while b'"progress"' not in recv_msg(w, wb):
-                pass
-            watchers.append((w, wb))
         for i in range(a.n):
             c.sendall(set_call("fan", i + 1))
             recv_msg(c, buf)
@@ -116,12 +128,19 @@ def main():
                 while b'"change"' not in recv_msg(w, wb):
                     pass
     secs = time.monotonic() - t0
+    cpu1 = cpu_times(daemon.pid)
     c.close()
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(timeout=120)
     print("%s: %d calls in %.1f s under %s" % (a.load, a.n, secs, a.tool), file=sys.stderr)
     if a.tool == "callgrind":
         print(out)
+    else:
+        hz = os.sysconf("SC_CLK_TCK")
+        user = (cpu1[0] - cpu0[0]) / hz * 1e6 / a.n
+        kern = (cpu1[1] - cpu0[1]) / hz * 1e6 / a.n
+        print("tetherd CPU per %s: %.2f us user + %.2f us kernel = %.2f us" % (
+            "commit (100 deliveries)" if a.load == "fanout" else "call", user, kern, user + kern))
     subprocess.run(["rm", "-rf", tmp])
 
 
