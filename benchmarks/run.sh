@@ -209,7 +209,7 @@ if [ "$(echo $systems)" = daemon ]; then
   # (BENCH_QUICK: into a copy of docs/benchmarks.md under .build-bench/.)
   if [ "${BENCH_QUICK:-}" = 1 ]; then cp "$root/docs/benchmarks.md" "$md" 2>/dev/null || true; fi
   python3 benchmarks/report.py --results "$res" --markdown "$md" --section daemon \
-    --command "BENCH_SYSTEMS=daemon bash benchmarks/run.sh" || exit 1
+    --command "BENCH_SYSTEMS=daemon${BENCH_ROUNDS:+ BENCH_ROUNDS=$BENCH_ROUNDS}${BENCH_ONLY:+ BENCH_ONLY=\"$BENCH_ONLY\"} bash benchmarks/run.sh" || exit 1
 else
   python3 benchmarks/report.py --results "$res" --markdown "$md" --chart "$png" \
     --command "make bench" || exit 1
