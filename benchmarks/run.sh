@@ -193,6 +193,7 @@ versions="$res/versions.txt"
   echo "cc=$("$cc" --version 2>/dev/null | head -n 1 || echo -)"
   echo "cxx=$("$cxx" --version 2>/dev/null | head -n 1 || echo -)"
   echo "redis=$(redis-server --version 2>/dev/null | head -n 1 || echo -)"
+  echo "commit=$(git rev-parse --short=12 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
   echo "seconds=$(($(date +%s) - t_start))"
 } >"$versions"
 
