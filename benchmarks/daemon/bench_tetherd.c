@@ -25,7 +25,8 @@
  *             tether_state_set_int, another has a TETHER_OBSERVE_SYNC
  *             observer on its mirror; set call start to observer call,
  *             across processes (CLOCK_MONOTONIC through a shared page)
- *   raw       the floor: a Unix socket ping-pong between two processes
+ *   raw       the floors: a Unix socket ping-pong between two processes;
+ *             a process writing 64 bytes to 100 sockets (the fan-out's)
  *
  * Usage: bench_tetherd [TETHERD] (default $TETHERD, else .build/release/tetherd);
  * REDIS_SERVER and REDIS_BENCHMARK override the Redis binaries (default
@@ -815,7 +816,7 @@ static void section_rtt(int one_cpu) {
     if (redis_up()) {
       char own[128];
       s = run_rtt(P_RESP, ops[k], n, warm);
-      snprintf(own, sizeof own, "%s [bench client]", names[k]);
+      snprintf(own, sizeof own, "%.63s [bench client]", names[k]);
       emit_rate(SYS_R, own, &s, proto_text, "this driver's RESP client, the same loop as tetherd's");
     }
   }
@@ -1126,6 +1127,102 @@ out:
   free(lat);
 }
 
+/* The floor of the fan-out measurement: a process that, on a trigger
+ * byte, writes 64 bytes to each of 100 sockets (one write() each, what any
+ * server pays at the least), read by the same epoll loop as the watchers. */
+static void section_raw_fanout(void) {
+  enum { NW = 100 };
+  long writes = quick ? 100 : 2000, warm = quick ? 10 : 100, w, nl = 0;
+  int trig[2] = {-1, -1}, pairs[NW][2], ep = -1, i;
+  int64_t *lat = calloc((size_t)(writes * NW), sizeof *lat);
+  pid_t child = -1;
+  stats_t s;
+  memset(&s, 0, sizeof s);
+  for (i = 0; i < NW; i++) pairs[i][0] = pairs[i][1] = -1;
+  if (lat == NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, trig) != 0) goto out;
+  for (i = 0; i < NW; i++)
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pairs[i]) != 0) goto out;
+  child = fork();
+  if (child == 0) {
+    char msg[64], b;
+    memset(msg, 'f', sizeof msg);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pin(0, server_cpu);
+    close(trig[0]);
+    for (i = 0; i < NW; i++) close(pairs[i][0]);
+    while (read(trig[1], &b, 1) == 1) {
+      for (i = 0; i < NW; i++)
+        if (write(pairs[i][1], msg, sizeof msg) != (ssize_t)sizeof msg) _exit(1);
+      if (write(trig[1], "a", 1) != 1) _exit(1);
+    }
+    _exit(0);
+  }
+  if (child < 0) goto out;
+  close(trig[1]);
+  trig[1] = -1;
+  for (i = 0; i < NW; i++) {
+    close(pairs[i][1]);
+    pairs[i][1] = -1;
+  }
+  ep = epoll_create1(EPOLL_CLOEXEC);
+  for (i = 0; i <= NW && ep >= 0; i++) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, i == NW ? trig[0] : pairs[i][0], &ev) != 0) goto out;
+  }
+  s.ok = ep >= 0;
+  for (w = -warm; w < writes && s.ok; w++) {
+    int got = 0, acked = 0;
+    int64_t t0 = bench_now_ns();
+    if (write(trig[0], "w", 1) != 1) s.ok = 0;
+    while (s.ok && (got < NW || !acked)) {
+      struct epoll_event evs[128];
+      int n = epoll_wait(ep, evs, 128, 10000), k;
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        s.ok = 0;
+        break;
+      }
+      for (k = 0; k < n; k++) {
+        uint32_t idx = evs[k].data.u32;
+        char buf[256];
+        ssize_t r = read(idx == NW ? trig[0] : pairs[idx][0], buf, idx == NW ? 1 : 64);
+        int64_t now = bench_now_ns();
+        if (r <= 0) {
+          s.ok = 0;
+          break;
+        }
+        if (idx == NW) {
+          acked = 1;
+        } else if (r == 64) {
+          got++;
+          if (w >= 0) lat[nl++] = now - t0;
+        } else {
+          /* a message split by the kernel: read the rest */
+          size_t have = (size_t)r;
+          while (have < 64 && (r = read(pairs[idx][0], buf + have, 64 - have)) > 0) have += (size_t)r;
+          got++;
+          if (w >= 0) lat[nl++] = bench_now_ns() - t0;
+        }
+      }
+    }
+  }
+  if (s.ok) stats_from(&s, lat, nl, 1, 0);
+out:
+  if (trig[0] >= 0) close(trig[0]);
+  if (trig[1] >= 0) close(trig[1]);
+  if (child > 0) waitpid(child, NULL, 0);
+  for (i = 0; i < NW; i++) {
+    if (pairs[i][0] >= 0) close(pairs[i][0]);
+    if (pairs[i][1] >= 0) close(pairs[i][1]);
+  }
+  if (ep >= 0) close(ep);
+  emit_latency("raw", "unix fan-out 100", &s,
+               "a process on the servers' CPU writes 64 bytes to each of 100 sockets on a "
+               "trigger byte, read by the same epoll loop as the watch fan-out: its floor here",
+               NULL);
+  free(lat);
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 static int have_program(const char *name) {
@@ -1214,6 +1311,7 @@ int main(int argc, char **argv) {
   if (bench_want("raw")) {
     section_raw(0);
     if (client_cpu >= 0) section_raw(1);
+    section_raw_fanout();
   }
   if (bench_want("rtt")) {
     section_rtt(0);
