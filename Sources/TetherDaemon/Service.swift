@@ -140,16 +140,51 @@ public final class Service {
     private func publish(_ commit: Commit) {
         let store = self.store
         for w in watchers {
+            if w.behind { continue }  // a cursor: it reads the log when it drains
+            if w.session.isBackedUp {
+                w.behind = true
+                log.event("watch-behind", "peer" => w.session.peer.description, "sent" => "\(w.sentRevision)",
+                          "unread" => "\(w.session.unwritten)")
+                continue
+            }
             if let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty {
                 send(changes, of: commit, to: w)
             }
         }
     }
 
+    /// A watch that fell behind, whose peer has read enough: send what it
+    /// missed from the commit log, as far as its buffer allows, or, when the
+    /// log no longer holds it (or it cannot be replayed exactly), a resync.
+    /// Nothing is ever skipped silently.
+    func catchUp(_ session: Session) {
+        guard let w = session.watcher, w.behind else { return }
+        let now = store.revision
+        guard let history = store.log.commits(after: w.sentRevision, current: now) else {
+            w.behind = false
+            log.event("watch-resync", "peer" => session.peer.description, "from" => "\(w.sentRevision)",
+                      "oldest" => "\(store.oldestRevision)", "reason" => "fell behind the log")
+            snapshot(w, resync: true)
+            return
+        }
+        for commit in history {
+            guard let changes = w.filter(commit, current: nil) else {
+                w.behind = false
+                snapshot(w, resync: true)
+                return
+            }
+            if !changes.isEmpty { send(changes, of: commit, to: w) }
+            w.sentRevision = commit.revision
+            if session.isBackedUp && commit.revision < now { return }  // more when it drains again
+        }
+        w.behind = false
+        sendProgress(w)
+    }
+
     /// Called now and then: every watch that was sent nothing since the
     /// last tick gets a progress reply (it is alive, and has seen all).
     public func idleTick() {
-        for w in watchers {
+        for w in watchers where !w.behind {
             if !w.sentSinceTick { sendProgress(w) }
             w.sentSinceTick = false
         }

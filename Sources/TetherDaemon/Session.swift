@@ -21,6 +21,19 @@ public final class Session {
     var queued = false
     /// The transport, told when there is output (nil in tests).
     weak var connection: Connection?
+    /// Bytes handed to the socket that the peer has not read yet (the
+    /// transport keeps it current).
+    public internal(set) var unwritten = 0
+
+    /// Past this many unread bytes a watch stops being sent changes and
+    /// becomes a cursor into the commit log; below `lowWater` it catches up.
+    /// So a watcher that does not read costs the daemon at most this much
+    /// (plus what the kernel buffers), however much is written meanwhile.
+    public static var highWater = 4 << 20
+    public static let lowWater = 1 << 20
+
+    /// Whether the peer is too far behind to be sent more now.
+    var isBackedUp: Bool { unwritten + output.count > Session.highWater }
 
     init(service: Service, peer: Peer, grant: Grant?) {
         self.service = service

@@ -46,12 +46,12 @@ public final class Store {
     /// Called with each commit, after the sink has it.
     var onCommit: ((Commit) -> Void)?
 
-    public init(limits: Limits = .defaults, logCapacity: Int = 100_000, epoch: String,
+    public init(limits: Limits = .defaults, logCapacity: Int = 100_000, logBytes: Int = 64 << 20, epoch: String,
                 startRevision: UInt64 = 0, sink: CommitSink = MemorySink()) throws(TetherError) {
         self.limits = limits
         self.epoch = epoch
         revision = startRevision
-        log = CommitLog(capacity: logCapacity)
+        log = CommitLog(capacity: logCapacity, maxBytes: logBytes)
         self.sink = sink
         // The daemon's own runtime: driven by nobody (the daemon needs no
         // observers of its own), no locks (one thread touches it).

@@ -44,6 +44,12 @@ struct Tetherd: ParsableCommand {
     @Option(help: "Commits kept in memory for watches that resume (older ones resync).")
     var logCapacity: Int = 100_000
 
+    @Option(help: "Bytes of recent commits kept in memory for watches that resume or fall behind (older ones resync).")
+    var logBytes: Int = 64 << 20
+
+    @Option(help: "Unread bytes a watcher may have before it stops being sent changes and catches up from the log when it reads again.")
+    var watchBuffer: Int = 4 << 20
+
     @Flag(help: "Log every connection and disconnection too.")
     var verbose = false
 
@@ -58,6 +64,7 @@ struct Tetherd: ParsableCommand {
             let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
                 ?? DaemonAddress.standard(uid: uid, environment: environment)
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
+            Session.highWater = max(64 << 10, watchBuffer)
             let store = try openStore(uid: uid, environment: environment, log: log)
             let service = Service(store: store, policy: policy, log: log)
             let listenFD = Systemd.listenFD()
@@ -88,7 +95,7 @@ struct Tetherd: ParsableCommand {
     func openStore(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> Store {
         if memory {
             log.event("store", "kind" => "memory")
-            return try Store(logCapacity: logCapacity, epoch: Tetherd.newEpoch())
+            return try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch())
         }
         let directory = dataDir ?? (uid == 0 ? "/var/lib/tether"
             : (environment["XDG_STATE_HOME"] ?? ((environment["HOME"] ?? "/") + "/.local/state")) + "/tether")
@@ -102,7 +109,7 @@ struct Tetherd: ParsableCommand {
             epoch = Tetherd.newEpoch()
             try sqlite.start(epoch: epoch)
         }
-        let store = try Store(logCapacity: logCapacity, epoch: epoch, sink: sqlite)
+        let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch, sink: sqlite)
         try store.restore(states: contents.states, log: contents.log, revision: contents.revision)
         log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
                   "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
