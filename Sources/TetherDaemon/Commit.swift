@@ -64,6 +64,11 @@ public protocol CommitSink: AnyObject {
     func record(_ commit: Commit, states: [StateImage]) throws
     func describe(_ name: String, _ descriptor: Descriptor) throws
     func sync() throws
+    /// Forgets the logged commits up to and including `revision`.
+    func compact(through revision: UInt64) throws
+    /// Writes a consistent copy of everything to `path` (which must not
+    /// exist); returns its size in bytes.
+    func snapshot(to path: String) throws -> UInt64
 }
 
 /// The sink of a daemon without a store (`--memory`): it keeps nothing.
@@ -72,6 +77,10 @@ public final class MemorySink: CommitSink {
     public func record(_ commit: Commit, states: [StateImage]) throws {}
     public func describe(_ name: String, _ descriptor: Descriptor) throws {}
     public func sync() throws {}
+    public func compact(through revision: UInt64) throws {}
+    public func snapshot(to path: String) throws -> UInt64 {
+        throw TetherError(.invalidArgument, "this daemon keeps nothing on disk (--memory): there is no store to copy")
+    }
 }
 
 /// The recent commits, oldest first, that a Watch resumes from (and that a
@@ -111,6 +120,16 @@ struct CommitLog {
             commits.removeFirst(head)
             sizes.removeFirst(head)
             head = 0
+        }
+    }
+
+    /// Forgets the commits up to and including `revision` (the newest one
+    /// always stays).
+    mutating func compact(through revision: UInt64) {
+        while count > 1, let oldest = commits[head], oldest.revision <= revision {
+            bytes -= sizes[head]
+            commits[head] = nil
+            head += 1
         }
     }
 

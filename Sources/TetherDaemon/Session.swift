@@ -174,9 +174,30 @@ public final class Session {
                 throw .accessDenied(name: nil, "uid \(peer.uid) may not read every state starting with '\(prefix)'")
             }
             service.startWatch(self, p)
+        case .snapshot:
+            let p = try SnapshotParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "copy the store")
+            let reply = try store.snapshot(to: p.path)
+            service.log.event("snapshot", "peer" => peer.description, "path" => p.path, "revision" => "\(reply.revision)",
+                              "bytes" => "\(reply.bytes)")
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .compact:
+            let p = try CompactParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "compact the log")
+            let reply = try store.compact(through: p.revision)
+            service.log.event("compact", "peer" => peer.description, "oldest" => "\(reply.oldestRevision)")
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .stats:
             _ = try StatsParameters(parameters: call.parameters, limits: limits)
             send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        }
+    }
+
+    /// Snapshot and Compact: the daemon's own uid and root only.
+    private func mayMaintain(_ grant: Grant, _ what: String) throws(VarlinkError) {
+        if !grant.everything {
+            service.log.event("denied", "peer" => peer.description, "access" => what)
+            throw .accessDenied(name: nil, "uid \(peer.uid) may not \(what): only the daemon's uid and root may")
         }
     }
 

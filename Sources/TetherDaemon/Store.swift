@@ -140,6 +140,33 @@ public final class Store {
         return sortedNames[start..<end]
     }
 
+    // MARK: Maintenance
+
+    /// Forgets the retained commits up to `revision` (nil: all but the
+    /// newest), in memory and in the sink.
+    func compact(through revision: UInt64?) throws(VarlinkError) -> CompactReply {
+        let through = min(revision ?? (self.revision > 0 ? self.revision - 1 : 0), self.revision)
+        log.compact(through: through)
+        do {
+            try sink.compact(through: oldestRevision)
+        } catch {
+            throw VarlinkError(TetherError(.loopFailure, "the store could not compact its log: \(error)"))
+        }
+        return CompactReply(oldestRevision: oldestRevision)
+    }
+
+    /// A consistent copy of the store at `path`.
+    func snapshot(to path: String) throws(VarlinkError) -> SnapshotReply {
+        do {
+            let bytes = try sink.snapshot(to: path)
+            return SnapshotReply(revision: revision, bytes: bytes)
+        } catch let error as TetherError {
+            throw VarlinkError(error)
+        } catch {
+            throw VarlinkError(TetherError(.loopFailure, "\(error)"))
+        }
+    }
+
     // MARK: Writes
 
     /// Applies `ops` as one commit, or nothing (see io.tether.Transaction).

@@ -38,6 +38,9 @@ struct Tetherd: ParsableCommand {
     @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
     var memory = false
 
+    @Option(help: "Start from a snapshot (io.tether.Snapshot, tetherctl snapshot): the data directory's store is replaced by a copy of it, under a new epoch.")
+    var restore: String?
+
     @Option(help: "Milliseconds between progress replies to an idle watch.")
     var progressInterval: UInt64 = 5000
 
@@ -94,12 +97,17 @@ struct Tetherd: ParsableCommand {
     /// epoch continuing), or nothing on disk with --memory.
     func openStore(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> Store {
         if memory {
+            if restore != nil { throw TetherError(.invalidArgument, "--restore needs a store: it cannot be used with --memory") }
             log.event("store", "kind" => "memory")
             return try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch())
         }
         let directory = dataDir ?? (uid == 0 ? "/var/lib/tether"
             : (environment["XDG_STATE_HOME"] ?? ((environment["HOME"] ?? "/") + "/.local/state")) + "/tether")
         try DataDirectory.prepare(directory)
+        if let restore {
+            try SQLiteStore.restore(from: restore, into: directory, epoch: Tetherd.newEpoch())
+            log.event("restored", "from" => restore, "into" => directory)
+        }
         let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity)
         let contents = try sqlite.load()
         let epoch: String
