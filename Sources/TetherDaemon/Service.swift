@@ -139,6 +139,10 @@ public final class Service {
 
     private func publish(_ commit: Commit) {
         let store = self.store
+        // Most watchers get the commit's changes as they are: their reply
+        // is the same bytes, encoded once (profiled: encoding per watcher
+        // was 25.6 k instructions per delivery, 2.56 M per write to 100).
+        var shared: [UInt8]?
         for w in watchers {
             if w.behind { continue }  // a cursor: it reads the log when it drains
             if w.session.isBackedUp {
@@ -147,7 +151,21 @@ public final class Service {
                           "unread" => "\(w.session.unwritten)")
                 continue
             }
-            if let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty {
+            guard let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty else { continue }
+            // At the root, filtering only drops uncovered names: the same
+            // count means the same list.
+            if w.parameters.path.isRoot && changes.count == commit.changes.count {
+                if shared == nil {
+                    let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
+                                           revision: commit.revision, epoch: store.epoch)
+                    var bytes: [UInt8] = []
+                    try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)
+                    shared = bytes
+                }
+                w.session.send(encoded: shared!)
+                w.sentRevision = commit.revision
+                w.sentSinceTick = true
+            } else {
                 send(changes, of: commit, to: w)
             }
         }

@@ -229,6 +229,12 @@ public final class Session {
         service.queue(self)
     }
 
+    /// Appends a reply already encoded (one encoding shared by watchers).
+    func send(encoded bytes: [UInt8]) {
+        output.append(contentsOf: bytes)
+        service.queue(self)
+    }
+
     /// Hands the pending output to the caller (the transport).
     public func takeOutput() -> [UInt8] {
         defer { output.removeAll(keepingCapacity: true) }

@@ -366,6 +366,22 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(contents.states.last?.descriptor.type, .double)
         XCTAssertThrowsError(try SQLiteStore.restore(from: dir + "/nope.db", into: dir + "/b", epoch: "e3"))
     }
+
+    func testWatchersOfTheWholeCommitShareOneEncoding() throws {
+        let d = try InProcessDaemon()
+        let c = d.connect()
+        let all1 = d.connect(), all2 = d.connect(), onlyA = d.connect()
+        all1.send("io.tether.Watch", ["prefix": ""], more: true)
+        all2.send("io.tether.Watch", ["names": json(#"["a","b"]"#)], more: true)
+        onlyA.send("io.tether.Watch", ["names": json(#"["a"]"#)], more: true)
+        for w in [all1, all2, onlyA] { _ = w.replies() }
+        c.ok("io.tether.Transaction", ["ops": json(#"[{"op":"set","name":"a","value":1},{"op":"set","name":"b","value":2}]"#), "tag": "t"])
+        let r1 = all1.replies(), r2 = all2.replies(), r3 = onlyA.replies()
+        XCTAssertEqual(r1, r2, "the same commit, the same reply")
+        XCTAssertEqual(r1.first?.parameters["changes"], json(#"[{"name":"a","op":"set","path":"","value":1},{"name":"b","op":"set","path":"","value":2}]"#))
+        XCTAssertEqual(r3.first?.parameters["changes"], json(#"[{"name":"a","op":"set","path":"","value":1}]"#), "filtered: its own")
+        XCTAssertEqual(r3.first?.parameters.string("tag"), "t")
+    }
 }
 
 private func names(_ states: Value) -> [String] {
