@@ -65,7 +65,9 @@ public final class Daemon {
             let daemon = Unmanaged<Daemon>.fromOpaque(server!.pointee.data).takeUnretainedValue()
             daemon.accept(status)
         }
-        guard rc == 0 else { throw Daemon.uvError("uv_listen", rc) }
+        guard rc == 0 else {
+            throw Daemon.uvError(options.listenFD == nil ? "uv_listen" : "uv_listen on fd \(options.listenFD!) (LISTEN_FDS: the socket systemd passed)", rc)
+        }
 
         uv_check_init(loop, turnEnd)
         turnEnd.pointee.data = Unmanaged.passUnretained(self).toOpaque()

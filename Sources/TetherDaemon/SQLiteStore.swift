@@ -150,6 +150,73 @@ public final class SQLiteStore: CommitSink {
         inTransaction = false
     }
 
+    public func compact(through revision: UInt64) throws {
+        try begin()
+        try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: revision)) }
+        try sync()
+    }
+
+    /// SQLite's online backup of the whole database into `target` (which
+    /// must not exist), after committing this turn's writes.
+    public func snapshot(to target: String) throws -> UInt64 {
+        try sync()
+        guard access(target, F_OK) != 0 else {
+            throw TetherError(.invalidArgument, "\(target) exists: a snapshot never overwrites a file")
+        }
+        var copy: OpaquePointer?
+        guard sqlite3_open_v2(target, &copy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let copy else {
+            let why = copy.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(copy)
+            unlink(target)
+            throw TetherError(.invalidArgument, "cannot create \(target): \(why)")
+        }
+        defer { sqlite3_close(copy) }
+        guard let backup = sqlite3_backup_init(copy, "main", db, "main") else {
+            let why = String(cString: sqlite3_errmsg(copy))
+            unlink(target)
+            throw TetherError(.loopFailure, "cannot copy the store to \(target): \(why)")
+        }
+        let rc = sqlite3_backup_step(backup, -1)
+        sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE else {
+            unlink(target)
+            throw TetherError(.loopFailure, "copying the store to \(target) failed: \(String(cString: sqlite3_errstr(rc)))")
+        }
+        var st = stat()
+        return stat(target, &st) == 0 ? UInt64(st.st_size) : 0
+    }
+
+    /// Makes the store in `directory` a copy of the snapshot at `source`,
+    /// under a new epoch (its history is not the one clients may have seen
+    /// since: every watch resyncs). The daemon must not be running there.
+    public static func restore(from source: String, into directory: String, epoch: String) throws(TetherError) {
+        var snapshot: OpaquePointer?
+        guard sqlite3_open_v2(source, &snapshot, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let snapshot else {
+            sqlite3_close(snapshot)
+            throw TetherError(.notFound, "cannot open the snapshot \(source)")
+        }
+        defer { sqlite3_close(snapshot) }
+        var check: OpaquePointer?
+        let sql = "SELECT value FROM meta WHERE key = 'epoch'"
+        guard sqlite3_prepare_v2(snapshot, sql, -1, &check, nil) == SQLITE_OK, sqlite3_step(check) == SQLITE_ROW else {
+            sqlite3_finalize(check)
+            throw TetherError(.invalidArgument, "\(source) is not a tetherd snapshot (no epoch in its meta table)")
+        }
+        sqlite3_finalize(check)
+        let target = directory + "/tether.db"
+        for suffix in ["", "-wal", "-shm"] { unlink(target + suffix) }
+        let store = try SQLiteStore(directory: directory, durability: .full, logCapacity: Int.max)
+        guard let backup = sqlite3_backup_init(store.db, "main", snapshot, "main") else {
+            throw TetherError(.loopFailure, "cannot restore from \(source): \(String(cString: sqlite3_errmsg(store.db)))")
+        }
+        let rc = sqlite3_backup_step(backup, -1)
+        sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE else {
+            throw TetherError(.loopFailure, "restoring from \(source) failed: \(String(cString: sqlite3_errstr(rc)))")
+        }
+        try store.start(epoch: epoch)
+    }
+
     // MARK: Values as text
 
     /// A value as stored: `{"value": ..., "bytes_at": [...]}`, so bytes
