@@ -77,8 +77,9 @@ struct Tetherd: ParsableCommand {
             let shown = listenFD == nil ? addr.description : "the socket systemd passed (fd 3)"
             log.say("tetherd \(Service.version) listening on \(shown): revision \(store.revision), epoch \(store.epoch), pid \(getpid())")
             if listenFD == nil {
-                log.say("talk to it:  tetherctl --address \(addr) set settings /theme '\"dark\"'   (or: export TETHER_ADDRESS=\(addr))")
-                log.say("             tetherctl --address \(addr) watch settings")
+                let ctl = Tetherd.tetherctlPath()
+                log.say("talk to it:  \(ctl) --address \(addr) set settings /theme '\"dark\"'   (or: export TETHER_ADDRESS=\(addr))")
+                log.say("             \(ctl) --address \(addr) watch settings")
                 log.say("from C:      tether_remote_connect(rt, \"\(addr)\", &remote)   any Varlink client: interface io.tether")
             }
             log.say("stop: Ctrl-C or SIGTERM")
@@ -150,6 +151,18 @@ struct Tetherd: ParsableCommand {
         } catch {
             throw TetherError(error.code, "\(path): \(error.message)")
         }
+    }
+
+    /// tetherctl beside this binary when it is there (a build tree), else
+    /// by name (installed on PATH).
+    static func tetherctlPath() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return "tetherctl" }
+        let exe = String(cString: buffer)
+        let candidate = String(exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)]) + "/tetherctl"
+        if access(candidate, X_OK) == 0 && !candidate.hasPrefix("/usr/") { return candidate }
+        return "tetherctl"
     }
 
     /// A new epoch: 64 random bits in hex. Revisions of another epoch (an
