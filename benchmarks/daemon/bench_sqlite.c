@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     k += ws[i].n;
   }
   qsort(all, (size_t)total, sizeof *all, bench_cmp_i64);
-  snprintf(name, sizeof name, "commits, %d %s", threads, threads == 1 ? "thread" : "threads");
+  snprintf(name, sizeof name, "durable commits, %d %s", threads, threads == 1 ? "thread" : "threads");
   snprintf(proto, sizeof proto,
            "SQLite %s alone: WAL, synchronous=FULL, one INSERT OR REPLACE per transaction (autocommit), "
            "%d thread%s each with its own connection and key, taking turns through a mutex; "
