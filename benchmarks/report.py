@@ -681,9 +681,11 @@ def durable_section(figures):
                 parts.append("%d: %s" % (n, c))
         if parts:
             fl.append("%s device flushes (by clients): %s" % (label, "; ".join(parts)))
-    if fl:
-        L.append("- " + ".\n- ".join(fl) + ".")
-        L.append("")
+    fl.append("Where the time goes (pages per commit, grouping, CPU, suggestions): "
+              "[`docs/daemon-performance.md`](daemon-performance.md#durable-commits-issue-15), "
+              "\"Durable commits\"")
+    L.append("- " + ".\n- ".join(fl) + ".")
+    L.append("")
     L.append(DURABLE_END)
     L.append("")
     return L
