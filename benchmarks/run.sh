@@ -31,7 +31,7 @@
 # sizes to check that everything builds and its checks pass (the report then
 # goes to .build-bench/benchmarks-quick.md, never to docs/); BENCH_ONLY
 # ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory paths";
-# for the daemon: "raw rtt pipeline clients watch e2e") and BENCH_SYSTEMS
+# for the daemon: "raw rtt pipeline clients watch e2e durable") and BENCH_SYSTEMS
 # ("tether gobject qt swift daemon") narrow the run; BENCH_ROUNDS sets the
 # number of rounds. BENCH_SYSTEMS=daemon alone rewrites only the section
 # "tetherd beside Redis" of docs/benchmarks.md (report.py --section daemon),
@@ -129,6 +129,10 @@ if want_sys daemon; then
       -L"$root/.build/release" -ltether -Wl,-rpath,"$root/.build/release" -lpthread -lm \
       >"$res/daemon.build.log" 2>&1; then
     status daemon built
+    # SQLite alone, for the durable section (bench_tetherd runs it from its
+    # own directory; without libsqlite3-dev its rows are skipped).
+    "$cc" -std=gnu11 -O2 -Wall -Wextra -Ibenchmarks -o "$bin/bench_sqlite" benchmarks/daemon/bench_sqlite.c \
+      -lsqlite3 -lpthread >>"$res/daemon.build.log" 2>&1 || rm -f "$bin/bench_sqlite"
   else
     cat "$res/daemon.build.log"
     status daemon "not built: the C driver failed to compile"

@@ -25,12 +25,21 @@
  *             tether_state_set_int, another has a TETHER_OBSERVE_SYNC
  *             observer on its mirror; set call start to observer call,
  *             across processes (CLOCK_MONOTONIC through a shared page)
+ *   durable   (issue 15) acknowledged durable commits per second with 1, 16
+ *             and 64 clients, each its own key, one call in flight each:
+ *             tetherd with a store (--durability full, then normal) and
+ *             Redis with --appendonly yes (appendfsync always, then
+ *             everysec), each started for this section with its data in
+ *             this driver's temporary directory; and SQLite alone
+ *             (bench_sqlite, next to this executable, or $BENCH_SQLITE).
+ *             Each row also counts the block device's flushes
+ *             (/proc/diskstats) in its window
  *   raw       the floors: a Unix socket ping-pong between two processes;
  *             a process writing 64 bytes to 100 sockets (the fan-out's)
  *
  * Usage: bench_tetherd [TETHERD] (default $TETHERD, else .build/release/tetherd);
  * REDIS_SERVER and REDIS_BENCHMARK override the Redis binaries (default
- * from PATH). BENCH_ONLY selects sections ("rtt pipeline clients watch e2e
+ * from PATH). BENCH_ONLY selects sections ("rtt pipeline clients watch e2e durable
  * raw"); BENCH_QUICK=1 runs small sizes. Result lines (benchmarks/common/
  * bench.h) on stdout, sys "tetherd", "redis" or "raw", group "daemon";
  * progress on stderr. Exit status 0 unless tetherd could not be started.
@@ -52,6 +61,7 @@
 #include <sys/wait.h>
 
 #include "common/bench.h"
+#include "daemon/diskflush.h"
 #include "tether.h"
 
 #define GROUP "daemon"
@@ -63,6 +73,11 @@ static char tmpdir[] = "/tmp/bench-tetherd.XXXXXX";
 static char t_sock[108], r_sock[108], t_notify[108], r_notify[108], t_log[160], r_log[160];
 static char t_address[120];
 static pid_t t_pid = -1, r_pid = -1;
+/* The durable section's own server (a tetherd with a store, or a Redis with
+ * an append-only file), one at a time. */
+static pid_t d_pid = -1;
+static char d_log[240] = "";
+static const char *self_path = "bench_tetherd";
 static const char *redis_server = "redis-server", *redis_benchmark = "redis-benchmark";
 static char redis_version[64] = "?";
 /* Placement: the client side (this driver, redis-benchmark, the e2e
@@ -220,6 +235,7 @@ static void cleanup(void) {
   char cmd[200];
   stop_server(&t_pid, "tetherd", t_log);
   stop_server(&r_pid, "redis-server", r_log);
+  stop_server(&d_pid, "durable server", d_log);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "bench_tetherd: could not remove %s\n", tmpdir);
 }
@@ -227,6 +243,7 @@ static void cleanup(void) {
 static void on_signal(int sig) {
   if (t_pid > 0) kill(t_pid, SIGTERM);
   if (r_pid > 0) kill(r_pid, SIGTERM);
+  if (d_pid > 0) kill(d_pid, SIGTERM);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -1223,6 +1240,267 @@ out:
   free(lat);
 }
 
+static int have_program(const char *name);
+
+/* ---- (g) durable commits (issue 15) ------------------------------------------ */
+
+#include <libgen.h>
+#include <sys/statfs.h>
+
+static unsigned dur_major, dur_minor;
+static char dur_dev[64] = "?", dur_fs[32] = "?";
+
+/* nclients connections to path, each writing its own key ("d<i>") with one
+ * Set in flight, driven by one epoll thread as in run_clients; warm seconds,
+ * then secs seconds measured: the replies read in that window (each an
+ * acknowledged commit), their latencies, and the block device's flushes in
+ * that window (extra_out). Outstanding calls are drained before it returns. */
+static stats_t run_durable(proto_t proto, const char *path, int nclients, double secs, double warm,
+                           char *extra_out, size_t extra_cap) {
+  stats_t s;
+  conn_t *cs = calloc((size_t)nclients, sizeof *cs);
+  int64_t *sent = calloc((size_t)nclients, sizeof *sent), *lat = NULL;
+  long nlat = 0, caplat = 0, inflight = 0, v = 0;
+  int64_t t0 = bench_now_ns(), t_start = t0 + (int64_t)(warm * 1e9), t_end = t_start + (int64_t)(secs * 1e9);
+  int64_t m_start = 0, m_end = 0;
+  long long f0 = -1, f1 = -1;
+  int ep = epoll_create1(EPOLL_CLOEXEC), i, measuring = 0, stopped = 0;
+  char call[256], key[32];
+  memset(&s, 0, sizeof s);
+  extra_out[0] = 0;
+  if (cs == NULL || sent == NULL || ep < 0) goto out;
+  for (i = 0; i < nclients; i++) cs[i].fd = -1;
+  for (i = 0; i < nclients; i++) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+    if (conn_open(&cs[i], path, proto) != 0 || epoll_ctl(ep, EPOLL_CTL_ADD, cs[i].fd, &ev) != 0) goto out;
+  }
+  s.ok = 1;
+  for (i = 0; i < nclients; i++) {
+    size_t cl;
+    snprintf(key, sizeof key, "d%d", i);
+    cl = make_call(proto, OP_SET, key, v++, call, sizeof call);
+    sent[i] = bench_now_ns();
+    if (conn_send(&cs[i], call, cl) != 0) s.ok = 0;
+    inflight++;
+  }
+  while (inflight > 0 && s.ok) {
+    struct epoll_event evs[64];
+    int n = epoll_wait(ep, evs, 64, 10000), k;
+    int64_t now;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      fprintf(stderr, "bench_tetherd: durable: no reply within 10 s\n");
+      s.ok = 0;
+      break;
+    }
+    now = bench_now_ns();
+    if (!measuring && now >= t_start) {
+      measuring = 1;
+      m_start = now;
+      f0 = diskflush_count(dur_major, dur_minor, NULL);
+    }
+    if (measuring && !stopped && now >= t_end) {
+      stopped = 1;
+      m_end = now;
+      f1 = diskflush_count(dur_major, dur_minor, NULL);
+    }
+    for (k = 0; k < n && s.ok; k++) {
+      uint32_t id = evs[k].data.u32;
+      conn_t *c = &cs[id];
+      const char *msg;
+      size_t len;
+      if (conn_fill(c) <= 0) {
+        s.ok = 0;
+        break;
+      }
+      while (s.ok && conn_next(c, &msg, &len) == 1) {
+        inflight--;
+        if (reply_failed(c, msg, len)) s.ok = 0;
+        if (measuring && !stopped) {
+          if (nlat == caplat) {
+            long cap = caplat ? caplat * 2 : 65536;
+            int64_t *nl = realloc(lat, (size_t)cap * sizeof *nl);
+            if (nl == NULL) {
+              s.ok = 0;
+              break;
+            }
+            lat = nl;
+            caplat = cap;
+          }
+          lat[nlat++] = now - sent[id];
+        }
+        if (!stopped) {
+          size_t cl;
+          snprintf(key, sizeof key, "d%u", id);
+          cl = make_call(proto, OP_SET, key, v++, call, sizeof call);
+          sent[id] = bench_now_ns();
+          if (conn_send(c, call, cl) != 0) s.ok = 0;
+          inflight++;
+        }
+      }
+    }
+  }
+  if (s.ok && stopped && nlat > 0) {
+    double el = (double)(m_end - m_start);
+    stats_from(&s, lat, nlat, m_end - m_start, nlat);
+    snprintf(extra_out, extra_cap,
+             "\"p50_us\":%.3f,\"p99_us\":%.3f,\"avg_us\":%.3f,\"samples\":%ld,\"clients\":%d,"
+             "\"flushes\":%lld,\"flushes_per_s\":%.1f,\"commits_per_flush\":%.2f,\"device\":\"%s\",\"fs\":\"%s\"",
+             s.p50_us, s.p99_us, s.avg_us, s.n, nclients, f0 >= 0 && f1 >= 0 ? f1 - f0 : -1LL,
+             f0 >= 0 && f1 >= 0 ? (double)(f1 - f0) * 1e9 / el : -1.0,
+             f0 >= 0 && f1 > f0 ? (double)nlat / (double)(f1 - f0) : -1.0, dur_dev, dur_fs);
+  } else {
+    s.ok = 0;
+  }
+out:
+  for (i = 0; cs != NULL && i < nclients; i++)
+    if (cs[i].buf != NULL || cs[i].fd >= 0) conn_close(&cs[i]);
+  if (ep >= 0) close(ep);
+  free(cs);
+  free(sent);
+  free(lat);
+  return s;
+}
+
+static const int dur_clients[3] = {1, 16, 64};
+
+static void durable_rows(proto_t proto, const char *sys, const char *sock, const char *mode, const char *proto_text,
+                         double secs, double warm) {
+  int k;
+  for (k = 0; k < 3; k++) {
+    char name[96], extra[600];
+    stats_t s = run_durable(proto, sock, dur_clients[k], secs, warm, extra, sizeof extra);
+    snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients",
+             mode);
+    bench_emit(sys, GROUP, name, s.ok, s.ops_s, "ops/s", proto_text, s.ok ? extra : NULL,
+               s.ok ? NULL : "failed (see the log)");
+  }
+}
+
+static void section_durable(const char *tetherd) {
+  double secs = quick ? 0.5 : 3.0, warm = quick ? 0.2 : 1.0;
+  char dir[64], proto_text[500];
+  struct statfs sf;
+  int m;
+  snprintf(dir, sizeof dir, "%s/durable", tmpdir);
+  mkdir(dir, 0700);
+  diskflush_dev(dir, &dur_major, &dur_minor);
+  if (diskflush_count(dur_major, dur_minor, dur_dev) < 0)
+    fprintf(stderr, "bench_tetherd: durable: no flush counter for device %u:%u\n", dur_major, dur_minor);
+  if (statfs(dir, &sf) == 0) {
+    switch ((unsigned long)sf.f_type) {
+    case 0xEF53: snprintf(dur_fs, sizeof dur_fs, "ext4"); break;
+    case 0x58465342: snprintf(dur_fs, sizeof dur_fs, "xfs"); break;
+    case 0x9123683E: snprintf(dur_fs, sizeof dur_fs, "btrfs"); break;
+    case 0x01021994: snprintf(dur_fs, sizeof dur_fs, "tmpfs"); break;
+    case 0x794c7630: snprintf(dur_fs, sizeof dur_fs, "overlayfs"); break;
+    default: snprintf(dur_fs, sizeof dur_fs, "0x%lx", (unsigned long)sf.f_type);
+    }
+  }
+  fprintf(stderr, "bench_tetherd: durable: data under %s (%s on %s, device %u:%u)\n", dir, dur_fs, dur_dev,
+          dur_major, dur_minor);
+  {
+    char extra[400];
+    snprintf(extra, sizeof extra, "\"dir\":\"%s\",\"fs\":\"%s\",\"device\":\"%s\",\"seconds\":%.1f,\"warm\":%.1f", dir,
+             dur_fs, dur_dev, secs, warm);
+    bench_emit("run", GROUP, "durable setup", 1, 0, "", "where the durable section's data lives", extra, NULL);
+  }
+  /* tetherd with a store, --durability full then normal. */
+  for (m = 0; m < 2; m++) {
+    const char *mode = m == 0 ? "full" : "normal";
+    char sock[200], addr[210], data[200], notify[200];
+    snprintf(sock, sizeof sock, "%s/td-%s.sock", dir, mode);
+    snprintf(addr, sizeof addr, "unix:%s", sock);
+    snprintf(data, sizeof data, "%s/td-%s", dir, mode);
+    snprintf(notify, sizeof notify, "%s/td-%s.notify", dir, mode);
+    snprintf(d_log, sizeof d_log, "%s/td-%s.log", dir, mode);
+    {
+      char *argv[] = {(char *)tetherd, "--address", addr, "--data-dir", data, "--durability", (char *)mode, NULL};
+      d_pid = start_server(argv, notify, d_log, NULL);
+    }
+    snprintf(proto_text, sizeof proto_text,
+             "tetherd --durability %s (store in a temporary directory on %s, %s): N connections, each Set-ting "
+             "its own state, one call in flight on each (each waits for its reply: acknowledged), driven by "
+             "one epoll thread; %.1f s measured after %.1f s warm-up", mode, dur_fs, dur_dev, secs, warm);
+    if (d_pid < 0) {
+      int k;
+      for (k = 0; k < 3; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients", mode);
+        bench_emit(SYS_T, GROUP, name, 0, 0, "ops/s", proto_text, NULL, "tetherd with a store could not be started");
+      }
+      continue;
+    }
+    fprintf(stderr, "bench_tetherd: durable: tetherd --durability %s (pid %d)\n", mode, (int)d_pid);
+    durable_rows(P_VARLINK, SYS_T, sock, mode, proto_text, secs, warm);
+    stop_server(&d_pid, "tetherd (durable)", d_log);
+  }
+  /* Redis with an append-only file, appendfsync always then everysec. */
+  for (m = 0; m < 2; m++) {
+    const char *mode = m == 0 ? "always" : "everysec";
+    char sock[200], data[200], notify[200];
+    if (!have_program(redis_server)) {
+      int k;
+      for (k = 0; k < 3; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients", mode);
+        skip_redis(name);
+      }
+      continue;
+    }
+    snprintf(sock, sizeof sock, "%s/redis-%s.sock", dir, mode);
+    snprintf(data, sizeof data, "%s/redis-%s", dir, mode);
+    snprintf(notify, sizeof notify, "%s/redis-%s.notify", dir, mode);
+    snprintf(d_log, sizeof d_log, "%s/redis-%s.log", dir, mode);
+    mkdir(data, 0700);
+    {
+      char *argv[] = {(char *)redis_server, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+                      "--save", "", "--appendonly", "yes", "--appendfsync", (char *)mode, "--dir", data,
+                      "--supervised", "systemd", "--daemonize", "no", NULL};
+      d_pid = start_server(argv, notify, d_log, sock);
+    }
+    snprintf(proto_text, sizeof proto_text,
+             "redis-server %s --appendonly yes --appendfsync %s (AOF in a temporary directory on %s, %s): N "
+             "connections, each SET-ting its own key, one call in flight on each, driven by one epoll thread "
+             "(this driver's RESP client); %.1f s measured after %.1f s warm-up",
+             redis_version, mode, dur_fs, dur_dev, secs, warm);
+    if (d_pid < 0) continue;
+    durable_rows(P_RESP, SYS_R, sock, mode, proto_text, secs, warm);
+    stop_server(&d_pid, "redis-server (durable)", d_log);
+  }
+  /* SQLite alone: bench_sqlite next to this executable (run.sh builds it). */
+  {
+    char exe[600], self[512];
+    const char *env = getenv("BENCH_SQLITE");
+    int k;
+    snprintf(self, sizeof self, "%s", self_path);
+    if (env != NULL) snprintf(exe, sizeof exe, "%s", env);
+    else snprintf(exe, sizeof exe, "%s/bench_sqlite", dirname(self));
+    for (k = 0; k < 3; k++) {
+      char th[16], s1[32], s2[32], name[64];
+      pid_t pid;
+      int status;
+      snprintf(name, sizeof name, "durable commits, %d %s", dur_clients[k], dur_clients[k] == 1 ? "thread" : "threads");
+      if (access(exe, X_OK) != 0) {
+        bench_skip("sqlite", GROUP, name, "bench_sqlite not built (run.sh builds it with -lsqlite3)");
+        continue;
+      }
+      snprintf(th, sizeof th, "%d", dur_clients[k]);
+      snprintf(s1, sizeof s1, "%.2f", secs);
+      snprintf(s2, sizeof s2, "%.2f", warm);
+      fflush(stdout);
+      fflush(stderr);
+      pid = fork();
+      if (pid == 0) {
+        execl(exe, exe, dir, th, s1, s2, (char *)NULL);
+        _exit(127);
+      }
+      if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fprintf(stderr, "bench_tetherd: %s %s failed\n", exe, th);
+    }
+  }
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 static int have_program(const char *name) {
@@ -1235,6 +1513,7 @@ int main(int argc, char **argv) {
   const char *tetherd = argc > 1 ? argv[1] : getenv("TETHERD") ? getenv("TETHERD") : ".build/release/tetherd";
   char t_data[120], r_dir[120];
   quick = bench_quick();
+  self_path = argv[0];
   {
     const char *pinning = getenv("BENCH_DAEMON_PIN");
     cpu_set_t set;
@@ -1321,5 +1600,6 @@ int main(int argc, char **argv) {
   if (bench_want("clients")) section_clients();
   if (bench_want("watch")) section_watch();
   if (bench_want("e2e")) section_e2e();
+  if (bench_want("durable")) section_durable(tetherd);
   return 0;
 }
