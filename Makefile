@@ -162,9 +162,11 @@ tsan: deps
 	$(SWIFT) build -c debug --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 	SANITIZE=tsan TETHER_LIBDIR=$(TSAN_LIBDIR) bash Tests/CTests/run.sh
 
-# The benchmark suite: Tether beside GObject, Qt 6 and Swift Observation in
-# one run (installs the anchors' packages when missing, builds everything
-# optimized, runs it, writes docs/benchmarks.md and docs/benchmarks.png).
+# The benchmark suite: Tether beside GObject, Qt 6 and Swift Observation, and
+# tetherd beside Redis, in one run (installs the anchors' packages when
+# missing, builds everything optimized, runs it, writes docs/benchmarks.md
+# and docs/benchmarks.png). Only the daemon's section, keeping the rest of
+# the report: make build && BENCH_SYSTEMS=daemon bash benchmarks/run.sh.
 # Timing only; nothing in `make test` depends on it. BENCH_QUICK=1 in the
 # environment: small sizes, report in .build-bench/ instead of docs/.
 bench:

@@ -10,6 +10,9 @@
 #   benchmarks/qt/                C++, -O2, Qt 6 Core (one g++ invocation)
 #   benchmarks/swift-observation/ SwiftPM package, release build, scratch
 #                                 path .build-bench-observation
+#   benchmarks/daemon/            C, -O2: tetherd (.build/release/tetherd)
+#                                 beside redis-server, over Unix sockets
+#                                 (system "daemon"; needs libtether.so too)
 #
 # Rounds: every driver runs BENCH_ROUNDS times (default 2; 1 with
 # BENCH_QUICK), in alternating order (round 1: Tether first, round 2: Tether
@@ -27,9 +30,12 @@
 # Environment: CC (cc), CXX (g++), SWIFT (swift); BENCH_QUICK=1 runs small
 # sizes to check that everything builds and its checks pass (the report then
 # goes to .build-bench/benchmarks-quick.md, never to docs/); BENCH_ONLY
-# ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory paths")
-# and BENCH_SYSTEMS ("tether gobject qt swift") narrow the run; BENCH_ROUNDS
-# sets the number of rounds.
+# ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory paths";
+# for the daemon: "raw rtt pipeline clients watch e2e durable") and BENCH_SYSTEMS
+# ("tether gobject qt swift daemon") narrow the run; BENCH_ROUNDS sets the
+# number of rounds. BENCH_SYSTEMS=daemon alone rewrites only the section
+# "tetherd beside Redis" of docs/benchmarks.md (report.py --section daemon),
+# leaving the rest of the file as the last full run wrote it.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -43,10 +49,11 @@ rm -f "$res"/*.jsonl "$res"/*.log "$res"/*.status
 cc=${CC:-cc}
 cxx=${CXX:-g++}
 swift=${SWIFT:-swift}
-systems=${BENCH_SYSTEMS:-tether gobject qt swift}
+systems=${BENCH_SYSTEMS:-tether gobject qt swift daemon}
 if [ "${BENCH_QUICK:-}" = 1 ]; then rounds=${BENCH_ROUNDS:-1}; else rounds=${BENCH_ROUNDS:-2}; fi
 case "$rounds" in ''|*[!0-9]*|0) echo "bench: BENCH_ROUNDS must be a positive number, not '$rounds'"; exit 1 ;; esac
 lib="$root/.build/release/libtether.so"
+tetherd="$root/.build/release/tetherd"
 
 say() { echo "bench: $*"; }
 want_sys() { [[ " $systems " == *" $1 "* ]]; }
@@ -111,7 +118,30 @@ if want_sys swift; then
   fi
 fi
 
+if want_sys daemon; then
+  # tetherd beside Redis: the driver starts both servers itself (Redis's
+  # figures are skipped, with a note, when redis-server is missing).
+  if [ ! -f "$lib" ] || [ ! -x "$tetherd" ]; then
+    say "$lib or $tetherd not found (make build)"
+    status daemon "not built: libtether.so or tetherd missing"
+  elif "$cc" -std=gnu11 -O2 -Wall -Wextra -Iinclude -Ibenchmarks \
+      -o "$bin/bench_tetherd" benchmarks/daemon/bench_tetherd.c \
+      -L"$root/.build/release" -ltether -Wl,-rpath,"$root/.build/release" -lpthread -lm \
+      >"$res/daemon.build.log" 2>&1; then
+    status daemon built
+    # SQLite alone, for the durable section (bench_tetherd runs it from its
+    # own directory; without libsqlite3-dev its rows are skipped).
+    "$cc" -std=gnu11 -O2 -Wall -Wextra -Ibenchmarks -o "$bin/bench_sqlite" benchmarks/daemon/bench_sqlite.c \
+      -lsqlite3 -lpthread >>"$res/daemon.build.log" 2>&1 || rm -f "$bin/bench_sqlite"
+  else
+    cat "$res/daemon.build.log"
+    status daemon "not built: the C driver failed to compile"
+  fi
+fi
+
 # ---- run ----------------------------------------------------------------------
+
+export TETHERD="$tetherd"  # the daemon bench_tetherd starts
 
 run_driver() { # system executable round
   local sys=$1 exe=$2 round=$3 rc t0 t1
@@ -134,19 +164,20 @@ driver_of() {
     gobject) echo "$bin/bench_gobject" ;;
     qt) echo "$bin/bench_qt" ;;
     swift) echo "$bin/bench_swift_observation" ;;
+    daemon) echo "$bin/bench_tetherd" ;;
   esac
 }
 
 for ((round = 1; round <= rounds; round++)); do
-  order="tether gobject qt swift"
-  ((round % 2 == 0)) && order="swift qt gobject tether"
+  order="tether gobject qt swift daemon"
+  ((round % 2 == 0)) && order="daemon swift qt gobject tether"
   for sys in $order; do
     want_sys "$sys" && run_driver "$sys" "$(driver_of "$sys")" "$round"
   done
 done
 
 # Each built system's status: its run time per round.
-for sys in tether gobject qt swift; do
+for sys in tether gobject qt swift daemon; do
   [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] || continue
   times=""
   for ((round = 1; round <= rounds; round++)); do
@@ -165,6 +196,8 @@ versions="$res/versions.txt"
   echo "swift=$("$swift" --version 2>/dev/null | head -n 1 || echo -)"
   echo "cc=$("$cc" --version 2>/dev/null | head -n 1 || echo -)"
   echo "cxx=$("$cxx" --version 2>/dev/null | head -n 1 || echo -)"
+  echo "redis=$(redis-server --version 2>/dev/null | head -n 1 || echo -)"
+  echo "commit=$(git rev-parse --short=12 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' (with uncommitted changes)')"
   echo "seconds=$(($(date +%s) - t_start))"
 } >"$versions"
 
@@ -176,6 +209,14 @@ else
   md="$root/docs/benchmarks.md"
   png="$root/docs/benchmarks.png"
 fi
-python3 benchmarks/report.py --results "$res" --markdown "$md" --chart "$png" \
-  --command "make bench" || exit 1
+if [ "$(echo $systems)" = daemon ]; then
+  # Only the daemon ran: rewrite its section, keep the rest of the report.
+  # (BENCH_QUICK: into a copy of docs/benchmarks.md under .build-bench/.)
+  if [ "${BENCH_QUICK:-}" = 1 ]; then cp "$root/docs/benchmarks.md" "$md" 2>/dev/null || true; fi
+  python3 benchmarks/report.py --results "$res" --markdown "$md" --section daemon \
+    --command "BENCH_SYSTEMS=daemon${BENCH_ROUNDS:+ BENCH_ROUNDS=$BENCH_ROUNDS}${BENCH_ONLY:+ BENCH_ONLY=\"$BENCH_ONLY\"} bash benchmarks/run.sh" || exit 1
+else
+  python3 benchmarks/report.py --results "$res" --markdown "$md" --chart "$png" \
+    --command "make bench" || exit 1
+fi
 say "done in $(($(date +%s) - t_start)) s: $md"

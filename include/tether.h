@@ -1191,7 +1191,9 @@ int tether_scope_free(tether_scope_t scope);
  * locally (get, paths, observers with old and new value, computeds and
  * effects that read it, bindings and projections of it, scopes), and the
  * daemon keeps it current through a Watch of its own (one connection per
- * remote state, on the runtime's loop thread).
+ * remote state, on the runtime's loop thread). As for every state, an
+ * observer's change->revision is the runtime's own revision;
+ * tether_remote_revision gives the daemon's.
  *
  * Writes (tether_state_set_*, paths, removes, bindings, transform
  * bindings) go to the daemon instead of the mirror, and come back as the

@@ -7,7 +7,10 @@
 #    (as root, or through sudo when that exists);
 #  - matplotlib for docs/benchmarks.png: python3-matplotlib from apt, or pip
 #    when apt cannot (the report is still written without it, with no chart);
-#  - the Swift toolchain (for Swift Observation): checked by `make deps`.
+#  - the Swift toolchain (for Swift Observation): checked by `make deps`;
+#  - Redis (redis-server, and redis-tools for redis-cli and
+#    redis-benchmark): the anchor of the daemon section (tetherd beside
+#    Redis), installed with apt-get when missing.
 #
 # Idempotent, and one line when everything is there. When something cannot
 # be installed it says so and carries on: the suite runs whatever it can
@@ -27,6 +30,10 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists Qt6Core; the
   need_apt+=(qt6-base-dev)
 fi
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+if ! command -v redis-benchmark >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  need_apt+=(redis-tools)
+fi
 if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
   need_apt+=(python3-matplotlib)
 fi
@@ -39,7 +46,7 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
     say "apt-get is not available: install ${need_apt[*]} (or your system's names for" \
-        "GLib/GObject development files, Qt 6 Core development files and matplotlib)" \
+        "GLib/GObject development files, Qt 6 Core development files, matplotlib and Redis)" \
         "with your package manager. The suite runs whatever it can build."
   elif [ "${sudo[*]}" = none ]; then
     say "not root and no sudo: run as root: apt-get install -y ${need_apt[*]}." \
@@ -68,6 +75,7 @@ fi
 have() { "$@" >/dev/null 2>&1 && echo yes || echo no; }
 say "gobject: $(have pkg-config --exists gobject-2.0), qt6: $(have pkg-config --exists Qt6Core)," \
     "g++: $(have command -v g++), matplotlib: $(have python3 -c 'import matplotlib')," \
-    "swift: $(have command -v swift)"
+    "swift: $(have command -v swift), redis: $(have command -v redis-server)," \
+    "redis-benchmark: $(have command -v redis-benchmark)"
 command -v python3 >/dev/null 2>&1 || { say "error: python3 is required for the report"; exit 1; }
 exit 0

@@ -179,23 +179,11 @@ extension Graph {
     /// nothing; then mark the readers. An epoch starts with every delivery
     /// round (`takeBatch`). A state without readers only takes a version.
     ///
-    /// This is the whole-value write; readers by path are all woken.
+    /// Without `path` (a whole-value write) readers by path are all woken;
+    /// with it (a write below the root) readers of other parts of the state
+    /// are not (GraphPaths.swift).
     @inline(__always)
-    func bumpVersion(_ i: Int, old: Value, round: UInt32) {
-        guard states[i].firstSub != noIndex || states[i].pathReaders else {
-            states[i].version = nextVersion
-            nextVersion &+= 1
-            return
-        }
-        takeVersion(i, old: old)
-        propagate(fromState: i, round: round)
-        if states[i].pathReaders { wakePaths(i, at: nil, round: round) }
-    }
-
-    /// `bumpVersion` for a write at `path` (not the root): readers of other
-    /// parts of the state are not woken (GraphPaths.swift).
-    @inline(__always)
-    func bumpVersion(_ i: Int, old: Value, round: UInt32, at path: JSONPointer) {
+    func bumpVersion(_ i: Int, old: Value, round: UInt32, at path: JSONPointer? = nil) {
         guard states[i].firstSub != noIndex || states[i].pathReaders else {
             states[i].version = nextVersion
             nextVersion &+= 1

@@ -21,6 +21,28 @@ public struct Commit: Sendable {
         self.tag = tag
         self.origin = origin
     }
+
+    /// About how much memory the commit holds (what the log counts).
+    var approximateBytes: Int {
+        var total = 64 + (tag?.utf8.count ?? 0)
+        for change in changes {
+            total += 48 + change.name.utf8.count + change.path.tokens.reduce(0) { $0 + $1.utf8.count + 16 }
+            if case .set(let value) = change.write { total += Commit.approximateBytes(of: value) }
+        }
+        return total
+    }
+
+    static func approximateBytes(of value: Value) -> Int {
+        switch value {
+        case .string(let s): return 16 + s.utf8.count
+        case .bytes(let b): return 16 + b.count
+        case .array(let items): return items.reduce(32) { $0 + approximateBytes(of: $1) }
+        case .object(let o):
+            let table = o.members
+            return table.values.reduce(32 + 24 * table.count) { $0 + approximateBytes(of: $1) }
+        default: return 16
+        }
+    }
 }
 
 /// A state as a commit left it, for a durable sink: its whole value (nil:
@@ -42,6 +64,11 @@ public protocol CommitSink: AnyObject {
     func record(_ commit: Commit, states: [StateImage]) throws
     func describe(_ name: String, _ descriptor: Descriptor) throws
     func sync() throws
+    /// Forgets the logged commits up to and including `revision`.
+    func compact(through revision: UInt64) throws
+    /// Writes a consistent copy of everything to `path` (which must not
+    /// exist); returns its size in bytes.
+    func snapshot(to path: String) throws -> UInt64
 }
 
 /// The sink of a daemon without a store (`--memory`): it keeps nothing.
@@ -50,35 +77,67 @@ public final class MemorySink: CommitSink {
     public func record(_ commit: Commit, states: [StateImage]) throws {}
     public func describe(_ name: String, _ descriptor: Descriptor) throws {}
     public func sync() throws {}
+    public func compact(through revision: UInt64) throws {}
+    public func snapshot(to path: String) throws -> UInt64 {
+        throw TetherError(.invalidArgument, "this daemon keeps nothing on disk (--memory): there is no store to copy")
+    }
 }
 
-/// The recent commits, oldest first, that a Watch resumes from. Bounded by
-/// a count of commits; a watch asking for history older than it gets a
+/// The recent commits, oldest first, that a Watch resumes from (and that a
+/// watch fallen behind reads when its peer drains). Bounded by a count of
+/// commits and by bytes; a watch asking for history older than it gets a
 /// resync instead (never a silent gap).
 struct CommitLog {
     let capacity: Int
-    private var ring: [Commit] = []
-    private var head = 0  // index of the oldest commit once the ring is full
+    let maxBytes: Int
+    /// nil: evicted (its values released at once, before the dead prefix
+    /// is dropped from the array).
+    private var commits: [Commit?] = []
+    private var sizes: [Int] = []
+    private var head = 0  // index of the oldest commit held
+    private(set) var bytes = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, maxBytes: Int = 64 << 20) {
         self.capacity = max(1, capacity)
-        ring.reserveCapacity(min(self.capacity, 4096))
+        self.maxBytes = max(1, maxBytes)
     }
 
+    var count: Int { commits.count - head }
+
     mutating func append(_ commit: Commit) {
-        if ring.count < capacity {
-            ring.append(commit)
-        } else {
-            ring[head] = commit
-            head = (head + 1) % capacity
+        let size = commit.approximateBytes
+        commits.append(commit)
+        sizes.append(size)
+        bytes += size
+        // The newest commit always stays: a watch one revision behind resumes.
+        while count > 1 && (count > capacity || bytes > maxBytes) {
+            bytes -= sizes[head]
+            commits[head] = nil
+            head += 1
+        }
+        // Drop the dead prefix now and then (amortized O(1) per append).
+        if head > 4096 && head * 2 > commits.count {
+            commits.removeFirst(head)
+            sizes.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Forgets the commits up to and including `revision` (the newest one
+    /// always stays).
+    mutating func compact(through revision: UInt64) {
+        while count > 1, let oldest = commits[head], oldest.revision <= revision {
+            bytes -= sizes[head]
+            commits[head] = nil
+            head += 1
         }
     }
 
     /// The oldest revision a watch can resume from, given the current one:
     /// every commit after it is held.
     func oldestResumable(current: UInt64) -> UInt64 {
-        guard !ring.isEmpty else { return current }
-        return ring[head].revision - 1
+        guard count > 0 else { return current }
+        return commits[head]!.revision - 1
     }
 
     /// The commits after `revision`, oldest first; nil when some of them
@@ -86,12 +145,8 @@ struct CommitLog {
     func commits(after revision: UInt64, current: UInt64) -> [Commit]? {
         if revision >= current { return [] }
         guard revision >= oldestResumable(current: current) else { return nil }
-        var result: [Commit] = []
-        result.reserveCapacity(Int(current - revision))
-        for i in 0..<ring.count {
-            let commit = ring[(head + i) % ring.count]
-            if commit.revision > revision { result.append(commit) }
-        }
-        return result
+        // Revisions in the log are consecutive: index arithmetic, no search.
+        let first = head + Int(revision - oldestResumable(current: current))
+        return commits[first...].map { $0! }
     }
 }

@@ -76,9 +76,13 @@ final class Connection {
     private func write(_ bytes: [UInt8]) {
         let queued = UVWrite.write(bytes, to: stream, tryFirst: queuedBytes == 0) { [self] count, status in
             queuedBytes -= count
-            if status < 0 { close() }
+            session.unwritten = queuedBytes
+            if status < 0 { close(); return }
+            // A watch that fell behind catches up as its peer reads.
+            if queuedBytes < Session.lowWater && session.watcher?.behind == true { daemon.service.catchUp(session) }
         }
         if queued < 0 { close() } else { queuedBytes += queued }
+        session.unwritten = queuedBytes
     }
 
     /// Waits for queued writes (uv_shutdown), then closes.

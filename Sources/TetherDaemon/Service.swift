@@ -139,17 +139,70 @@ public final class Service {
 
     private func publish(_ commit: Commit) {
         let store = self.store
+        // Most watchers get the commit's changes as they are: their reply
+        // is the same bytes, encoded once (profiled: encoding per watcher
+        // was 25.6 k instructions per delivery, 2.56 M per write to 100).
+        var shared: [UInt8]?
         for w in watchers {
-            if let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty {
+            if w.behind { continue }  // a cursor: it reads the log when it drains
+            if w.session.isBackedUp {
+                w.behind = true
+                log.event("watch-behind", "peer" => w.session.peer.description, "sent" => "\(w.sentRevision)",
+                          "unread" => "\(w.session.unwritten)")
+                continue
+            }
+            guard let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty else { continue }
+            // At the root, filtering only drops uncovered names: the same
+            // count means the same list.
+            if w.parameters.path.isRoot && changes.count == commit.changes.count {
+                if shared == nil {
+                    let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
+                                           revision: commit.revision, epoch: store.epoch)
+                    var bytes: [UInt8] = []
+                    try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)
+                    shared = bytes
+                }
+                w.session.send(encoded: shared!)
+                w.sentRevision = commit.revision
+                w.sentSinceTick = true
+            } else {
                 send(changes, of: commit, to: w)
             }
         }
     }
 
+    /// A watch that fell behind, whose peer has read enough: send what it
+    /// missed from the commit log, as far as its buffer allows, or, when the
+    /// log no longer holds it (or it cannot be replayed exactly), a resync.
+    /// Nothing is ever skipped silently.
+    func catchUp(_ session: Session) {
+        guard let w = session.watcher, w.behind else { return }
+        let now = store.revision
+        guard let history = store.log.commits(after: w.sentRevision, current: now) else {
+            w.behind = false
+            log.event("watch-resync", "peer" => session.peer.description, "from" => "\(w.sentRevision)",
+                      "oldest" => "\(store.oldestRevision)", "reason" => "fell behind the log")
+            snapshot(w, resync: true)
+            return
+        }
+        for commit in history {
+            guard let changes = w.filter(commit, current: nil) else {
+                w.behind = false
+                snapshot(w, resync: true)
+                return
+            }
+            if !changes.isEmpty { send(changes, of: commit, to: w) }
+            w.sentRevision = commit.revision
+            if session.isBackedUp && commit.revision < now { return }  // more when it drains again
+        }
+        w.behind = false
+        sendProgress(w)
+    }
+
     /// Called now and then: every watch that was sent nothing since the
     /// last tick gets a progress reply (it is alive, and has seen all).
     public func idleTick() {
-        for w in watchers {
+        for w in watchers where !w.behind {
             if !w.sentSinceTick { sendProgress(w) }
             w.sentSinceTick = false
         }

@@ -21,6 +21,19 @@ public final class Session {
     var queued = false
     /// The transport, told when there is output (nil in tests).
     weak var connection: Connection?
+    /// Bytes handed to the socket that the peer has not read yet (the
+    /// transport keeps it current).
+    public internal(set) var unwritten = 0
+
+    /// Past this many unread bytes a watch stops being sent changes and
+    /// becomes a cursor into the commit log; below `lowWater` it catches up.
+    /// So a watcher that does not read costs the daemon at most this much
+    /// (plus what the kernel buffers), however much is written meanwhile.
+    public static var highWater = 4 << 20
+    public static let lowWater = 1 << 20
+
+    /// Whether the peer is too far behind to be sent more now.
+    var isBackedUp: Bool { unwritten + output.count > Session.highWater }
 
     init(service: Service, peer: Peer, grant: Grant?) {
         self.service = service
@@ -89,13 +102,22 @@ public final class Session {
             return
         }
         do throws(VarlinkError) {
-            try service.varlink.check(call, checkingParameters: false)
-            if call.method.hasPrefix(VarlinkError.serviceInterface) {
-                try handleService(call)
-            } else if let method = TetherMethod(qualifiedName: call.method) {
+            if let method = TetherMethod(qualifiedName: call.method) {
+                // io.tether's methods are TetherMethod's cases (a test holds
+                // them equal to the IDL's), so resolving the name once is
+                // the whole of VarlinkService.check for them.
+                if call.upgrade {
+                    throw .invalidCall(field: "upgrade", "\(call.method) cannot upgrade the connection: this service supports no other protocol")
+                }
+                if method.streams && !call.more { throw .expectedMore(call.method) }
                 try handleTether(method, call, grant)
             } else {
-                throw VarlinkError.methodNotFound(call.method)
+                try service.varlink.check(call, checkingParameters: false)
+                if call.method.hasPrefix(VarlinkError.serviceInterface) {
+                    try handleService(call)
+                } else {
+                    throw VarlinkError.methodNotFound(call.method)
+                }
             }
         } catch {
             send(error.reply, oneway: call.oneway)
@@ -164,9 +186,30 @@ public final class Session {
                 throw .accessDenied(name: nil, "uid \(peer.uid) may not read every state starting with '\(prefix)'")
             }
             service.startWatch(self, p)
+        case .snapshot:
+            let p = try SnapshotParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "copy the store")
+            let reply = try store.snapshot(to: p.path)
+            service.log.event("snapshot", "peer" => peer.description, "path" => p.path, "revision" => "\(reply.revision)",
+                              "bytes" => "\(reply.bytes)")
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
+        case .compact:
+            let p = try CompactParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "compact the log")
+            let reply = try store.compact(through: p.revision)
+            service.log.event("compact", "peer" => peer.description, "oldest" => "\(reply.oldestRevision)")
+            send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .stats:
             _ = try StatsParameters(parameters: call.parameters, limits: limits)
             send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        }
+    }
+
+    /// Snapshot and Compact: the daemon's own uid and root only.
+    private func mayMaintain(_ grant: Grant, _ what: String) throws(VarlinkError) {
+        if !grant.everything {
+            service.log.event("denied", "peer" => peer.description, "access" => what)
+            throw .accessDenied(name: nil, "uid \(peer.uid) may not \(what): only the daemon's uid and root may")
         }
     }
 
@@ -195,6 +238,12 @@ public final class Session {
             // Only a value the encoder cannot write (a NaN) gets here.
             try? MessageEncoder.append(VarlinkError(TetherError(.invalidArgument, "the reply could not be written: \(error.detail)")).reply, to: &output)
         }
+        service.queue(self)
+    }
+
+    /// Appends a reply already encoded (one encoding shared by watchers).
+    func send(encoded bytes: [UInt8]) {
+        output.append(contentsOf: bytes)
         service.queue(self)
     }
 

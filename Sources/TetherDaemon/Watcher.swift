@@ -11,6 +11,9 @@ final class Watcher {
     var sentRevision: UInt64 = 0
     /// Whether anything was sent since the last idle tick.
     var sentSinceTick = false
+    /// Its peer stopped reading: changes after `sentRevision` wait in the
+    /// commit log (or become a resync) until it drains.
+    var behind = false
 
     init(session: Session, parameters: WatchParameters) {
         self.session = session

@@ -262,6 +262,28 @@ method Watch(
   resync: ?bool
 )
 
+# Writes a consistent copy of the daemon's store to path, a file on the
+# daemon's machine that must not exist yet (SQLite's online backup; the
+# daemon's own uid writes it). `tetherd --restore path` starts a daemon
+# from such a copy, under a new epoch. Needs the daemon's uid or root.
+# revision: the daemon revision the copy holds; bytes: its size.
+method Snapshot(
+  path: string
+) -> (
+  revision: int,
+  bytes: int
+)
+
+# Forgets the retained commits up to and including revision (absent: all
+# but the newest), in memory and on disk; a Watch that asks to resume from
+# before them gets a resync. Needs the daemon's uid or root.
+# oldest_revision: a Watch can resume from this revision or any later one.
+method Compact(
+  revision: ?int
+) -> (
+  oldest_revision: int
+)
+
 # The daemon's counters and limits. epoch names the daemon's history:
 # revisions from a daemon with another epoch are not comparable.
 # oldest_revision: a Watch can resume from this revision or any later one.

@@ -517,6 +517,95 @@ public struct WatchReply: WireStruct {
     }
 }
 
+// MARK: Snapshot and Compact
+
+public struct SnapshotParameters: WireStruct {
+    /// Where the copy goes, on the daemon's machine.
+    public var path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        try f.rejectUnknown(["path"])
+        path = try f.string("path")
+        if !path.hasPrefix("/") {
+            throw .invalidParameter(f.name("path"), "must be an absolute path on the daemon's machine")
+        }
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("path", path)
+        return b.value
+    }
+}
+
+public struct SnapshotReply: WireStruct {
+    public var revision: UInt64
+    public var bytes: UInt64
+
+    public init(revision: UInt64, bytes: UInt64) {
+        self.revision = revision
+        self.bytes = bytes
+    }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        revision = try f.revision("revision")
+        bytes = try f.revision("bytes")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("revision", revision)
+        b.set("bytes", bytes)
+        return b.value
+    }
+}
+
+public struct CompactParameters: WireStruct {
+    /// Forget the commits up to this one; nil: all but the newest.
+    public var revision: UInt64?
+
+    public init(revision: UInt64? = nil) {
+        self.revision = revision
+    }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        try f.rejectUnknown(["revision"])
+        revision = try f.optionalRevision("revision")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("revision", revision)
+        return b.value
+    }
+}
+
+public struct CompactReply: WireStruct {
+    public var oldestRevision: UInt64
+
+    public init(oldestRevision: UInt64) {
+        self.oldestRevision = oldestRevision
+    }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        oldestRevision = try f.revision("oldest_revision")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("oldest_revision", oldestRevision)
+        return b.value
+    }
+}
+
 // MARK: Stats, and methods without parameters
 
 /// The parameters of a method that takes none (Stats, GetInfo).

@@ -44,7 +44,8 @@ extension WireStruct {
 /// io.tether's methods.
 public enum TetherMethod: String, Sendable, CaseIterable {
     case get = "Get", set = "Set", remove = "Remove", transaction = "Transaction", list = "List"
-    case describe = "Describe", declare = "Declare", watch = "Watch", stats = "Stats"
+    case describe = "Describe", declare = "Declare", watch = "Watch", snapshot = "Snapshot", compact = "Compact"
+    case stats = "Stats"
 
     /// "io.tether.Get".
     public var qualifiedName: String { VarlinkError.tetherInterface + "." + rawValue }

@@ -30,7 +30,7 @@ struct Tetherctl: ParsableCommand {
               5  no such state, or nothing at the path (io.tether.NotFound)
             """,
         subcommands: [Get.self, SetCommand.self, Rm.self, List.self, Watch.self, Tx.self,
-                      Describe.self, Declare.self, Stats.self, Info.self]
+                      Describe.self, Declare.self, Snapshot.self, Compact.self, Stats.self, Info.self]
     )
 
     // Given before the subcommand (tetherctl --address unix:/x get a), the
@@ -442,6 +442,49 @@ struct Declare: ParsableCommand {
         let initial = try value.map { try Input.value($0, bytesAt: bytesAt, what: "--value") } ?? .null
         let parameters = DeclareParameters(name: name, descriptor: descriptor, value: initial).parameters
         try global.print(try global.call("io.tether.Declare", parameters, reply: DeclareReply.self))
+    }
+}
+
+// MARK: snapshot, compact
+
+struct Snapshot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy the daemon's whole store to a file, while it keeps serving.",
+        discussion: """
+            PATH is on the daemon's machine and must not exist; the daemon (its uid) writes             it. Prints {"revision":…,"bytes":…}. To restore: stop tetherd, then start it             with --restore PATH (a new epoch: every watch resyncs). Needs the daemon's uid             or root.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "Where the copy goes (an absolute path that does not exist yet).")
+    var path: String
+
+    func run() throws {
+        var absolute = path
+        if !absolute.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+            if getcwd(&buffer, buffer.count) != nil { absolute = String(cString: buffer) + "/" + path }
+        }
+        try global.print(try global.call("io.tether.Snapshot", SnapshotParameters(path: absolute).parameters,
+                                         reply: SnapshotReply.self))
+    }
+}
+
+struct Compact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Forget the retained commits up to a revision (default: all but the newest).",
+        discussion: """
+            Prints {"oldest_revision":…}: watches can resume from it or later; one that             asks for older history gets a resync. Needs the daemon's uid or root.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The last revision to forget.")
+    var revision: UInt64?
+
+    func run() throws {
+        try global.print(try global.call("io.tether.Compact", CompactParameters(revision: revision).parameters,
+                                         reply: CompactReply.self))
     }
 }
 

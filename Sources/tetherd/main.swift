@@ -38,11 +38,20 @@ struct Tetherd: ParsableCommand {
     @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
     var memory = false
 
+    @Option(help: "Start from a snapshot (io.tether.Snapshot, tetherctl snapshot): the data directory's store is replaced by a copy of it, under a new epoch.")
+    var restore: String?
+
     @Option(help: "Milliseconds between progress replies to an idle watch.")
     var progressInterval: UInt64 = 5000
 
     @Option(help: "Commits kept in memory for watches that resume (older ones resync).")
     var logCapacity: Int = 100_000
+
+    @Option(help: "Bytes of recent commits kept in memory for watches that resume or fall behind (older ones resync).")
+    var logBytes: Int = 64 << 20
+
+    @Option(help: "Unread bytes a watcher may have before it stops being sent changes and catches up from the log when it reads again.")
+    var watchBuffer: Int = 4 << 20
 
     @Flag(help: "Log every connection and disconnection too.")
     var verbose = false
@@ -58,6 +67,7 @@ struct Tetherd: ParsableCommand {
             let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
                 ?? DaemonAddress.standard(uid: uid, environment: environment)
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
+            Session.highWater = max(64 << 10, watchBuffer)
             let store = try openStore(uid: uid, environment: environment, log: log)
             let service = Service(store: store, policy: policy, log: log)
             let listenFD = Systemd.listenFD()
@@ -67,8 +77,9 @@ struct Tetherd: ParsableCommand {
             let shown = listenFD == nil ? addr.description : "the socket systemd passed (fd 3)"
             log.say("tetherd \(Service.version) listening on \(shown): revision \(store.revision), epoch \(store.epoch), pid \(getpid())")
             if listenFD == nil {
-                log.say("talk to it:  tetherctl --address \(addr) set settings /theme '\"dark\"'   (or: export TETHER_ADDRESS=\(addr))")
-                log.say("             tetherctl --address \(addr) watch settings")
+                let ctl = Tetherd.tetherctlPath()
+                log.say("talk to it:  \(ctl) --address \(addr) set settings /theme '\"dark\"'   (or: export TETHER_ADDRESS=\(addr))")
+                log.say("             \(ctl) --address \(addr) watch settings")
                 log.say("from C:      tether_remote_connect(rt, \"\(addr)\", &remote)   any Varlink client: interface io.tether")
             }
             log.say("stop: Ctrl-C or SIGTERM")
@@ -87,12 +98,17 @@ struct Tetherd: ParsableCommand {
     /// epoch continuing), or nothing on disk with --memory.
     func openStore(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> Store {
         if memory {
+            if restore != nil { throw TetherError(.invalidArgument, "--restore needs a store: it cannot be used with --memory") }
             log.event("store", "kind" => "memory")
-            return try Store(logCapacity: logCapacity, epoch: Tetherd.newEpoch())
+            return try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch())
         }
         let directory = dataDir ?? (uid == 0 ? "/var/lib/tether"
             : (environment["XDG_STATE_HOME"] ?? ((environment["HOME"] ?? "/") + "/.local/state")) + "/tether")
         try DataDirectory.prepare(directory)
+        if let restore {
+            try SQLiteStore.restore(from: restore, into: directory, epoch: Tetherd.newEpoch())
+            log.event("restored", "from" => restore, "into" => directory)
+        }
         let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity)
         let contents = try sqlite.load()
         let epoch: String
@@ -102,7 +118,7 @@ struct Tetherd: ParsableCommand {
             epoch = Tetherd.newEpoch()
             try sqlite.start(epoch: epoch)
         }
-        let store = try Store(logCapacity: logCapacity, epoch: epoch, sink: sqlite)
+        let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch, sink: sqlite)
         try store.restore(states: contents.states, log: contents.log, revision: contents.revision)
         log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
                   "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
@@ -135,6 +151,18 @@ struct Tetherd: ParsableCommand {
         } catch {
             throw TetherError(error.code, "\(path): \(error.message)")
         }
+    }
+
+    /// tetherctl beside this binary when it is there (a build tree), else
+    /// by name (installed on PATH).
+    static func tetherctlPath() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return "tetherctl" }
+        let exe = String(cString: buffer)
+        let candidate = String(exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)]) + "/tetherctl"
+        if access(candidate, X_OK) == 0 && !candidate.hasPrefix("/usr/") { return candidate }
+        return "tetherctl"
     }
 
     /// A new epoch: 64 random bits in hex. Revisions of another epoch (an

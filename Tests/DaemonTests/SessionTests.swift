@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import TetherCore
 import TetherDaemon
@@ -309,6 +310,77 @@ final class SessionTests: XCTestCase {
         // In a Transaction, op says which.
         XCTAssertEqual(c.fails("io.tether.Transaction", ["ops": json(#"[{"op":"set","name":"x","value":1},{"op":"set","name":"volume","value":9}]"#)],
                                with: "io.tether.OutOfRange").int("op"), nil, "a range is checked at commit: no op index")
+    }
+
+    func testCompactForgetsHistoryAndResumesResync() throws {
+        let d = try InProcessDaemon()
+        let c = d.connect()
+        for i in 1...5 { c.ok("io.tether.Set", ["name": "n", "value": .int(Int64(i))]) }
+        XCTAssertEqual(c.ok("io.tether.Compact", ["revision": 3]).int("oldest_revision"), 3)
+        XCTAssertEqual(c.ok("io.tether.Stats").int("oldest_revision"), 3)
+        let fromThree = d.connect()
+        fromThree.send("io.tether.Watch", ["names": json(#"["n"]"#), "from_revision": 3, "epoch": "e1"], more: true)
+        XCTAssertEqual(fromThree.replies().map { $0.parameters.string("event") }, ["change", "change", "progress"])
+        let fromTwo = d.connect()
+        fromTwo.send("io.tether.Watch", ["names": json(#"["n"]"#), "from_revision": 2, "epoch": "e1"], more: true)
+        XCTAssertEqual(fromTwo.replies().first?.parameters.bool("resync"), true)
+        XCTAssertEqual(c.ok("io.tether.Compact").int("oldest_revision"), 4, "all but the newest")
+        // Without a store there is nothing to copy; a reader may not maintain.
+        c.fails("io.tether.Snapshot", ["path": "/tmp/never"], with: "io.tether.InvalidArgument")
+        c.fails("io.tether.Snapshot", ["path": "relative"], with: "org.varlink.service.InvalidParameter")
+    }
+
+    func testMaintenanceNeedsTheDaemonsUid() throws {
+        let reader: UInt32 = getuid() == 4242 ? 4343 : 4242
+        let d = try InProcessDaemon(policy: AccessPolicy(owner: getuid(), entries: [.init(subject: .uid(reader), write: true, prefixes: [""])]))
+        let r = d.connect(uid: reader)
+        r.fails("io.tether.Compact", with: "io.tether.AccessDenied")
+        r.fails("io.tether.Snapshot", ["path": "/tmp/x.db"], with: "io.tether.AccessDenied")
+    }
+
+    func testSnapshotAndRestoreThroughSQLite() throws {
+        let dir = NSTemporaryDirectory() + "tether-snapshot-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir + "/a", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/b", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sqlite = try SQLiteStore(directory: dir + "/a", durability: .normal, logCapacity: 100)
+        try sqlite.start(epoch: "e1")
+        let store = try Store(epoch: "e1", sink: sqlite)
+        let service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
+        let c = InProcessDaemon.Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())), limits: store.limits)
+        c.ok("io.tether.Set", ["name": "blob", "value": "AAEC", "bytes_at": json(#"[""]"#)])
+        c.ok("io.tether.Declare", ["name": "v", "descriptor": json(#"{"type":"double","range":{"minimum":0.0,"maximum":1.0}}"#), "value": 0.5])
+        let copy = dir + "/copy.db"
+        let snap = c.ok("io.tether.Snapshot", ["path": .string(copy)])
+        XCTAssertEqual(snap.int("revision"), 2)
+        XCTAssertGreaterThan(snap.int("bytes") ?? 0, 0)
+        c.fails("io.tether.Snapshot", ["path": .string(copy)], with: "io.tether.InvalidArgument")  // never overwrites
+        c.ok("io.tether.Set", ["name": "later", "value": 1])  // not in the copy
+
+        try SQLiteStore.restore(from: copy, into: dir + "/b", epoch: "e2")
+        let contents = try SQLiteStore(directory: dir + "/b", durability: .normal, logCapacity: 100).load()
+        XCTAssertEqual(contents.epoch, "e2", "a restored store is a new history")
+        XCTAssertEqual(contents.revision, 2)
+        XCTAssertEqual(contents.states.map(\.name), ["blob", "v"])
+        XCTAssertEqual(contents.states.first?.value, .bytes([0, 1, 2]), "bytes stay bytes")
+        XCTAssertEqual(contents.states.last?.descriptor.type, .double)
+        XCTAssertThrowsError(try SQLiteStore.restore(from: dir + "/nope.db", into: dir + "/b", epoch: "e3"))
+    }
+
+    func testWatchersOfTheWholeCommitShareOneEncoding() throws {
+        let d = try InProcessDaemon()
+        let c = d.connect()
+        let all1 = d.connect(), all2 = d.connect(), onlyA = d.connect()
+        all1.send("io.tether.Watch", ["prefix": ""], more: true)
+        all2.send("io.tether.Watch", ["names": json(#"["a","b"]"#)], more: true)
+        onlyA.send("io.tether.Watch", ["names": json(#"["a"]"#)], more: true)
+        for w in [all1, all2, onlyA] { _ = w.replies() }
+        c.ok("io.tether.Transaction", ["ops": json(#"[{"op":"set","name":"a","value":1},{"op":"set","name":"b","value":2}]"#), "tag": "t"])
+        let r1 = all1.replies(), r2 = all2.replies(), r3 = onlyA.replies()
+        XCTAssertEqual(r1, r2, "the same commit, the same reply")
+        XCTAssertEqual(r1.first?.parameters["changes"], json(#"[{"name":"a","op":"set","path":"","value":1},{"name":"b","op":"set","path":"","value":2}]"#))
+        XCTAssertEqual(r3.first?.parameters["changes"], json(#"[{"name":"a","op":"set","path":"","value":1}]"#), "filtered: its own")
+        XCTAssertEqual(r3.first?.parameters.string("tag"), "t")
     }
 }
 

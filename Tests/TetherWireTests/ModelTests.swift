@@ -397,6 +397,8 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
         ("Describe", #"{"name":"a"}"#),
         ("Declare", #"{"name":"a","descriptor":{"type":"int","read_only":false,"range":{"minimum":1,"maximum":2}},"value":1}"#),
         ("Watch", #"{"names":["a"],"prefix":"b","path":"/x","from_revision":3,"epoch":"e"}"#),
+        ("Snapshot", #"{"path":"/var/backups/t.db"}"#),
+        ("Compact", #"{"revision":3}"#),
         ("Stats", #"{}"#),
     ]
 
@@ -410,6 +412,8 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
         case "Describe": _ = try DescribeParameters(parameters: parameters)
         case "Declare": _ = try DeclareParameters(parameters: parameters)
         case "Watch": _ = try WatchParameters(parameters: parameters)
+        case "Snapshot": _ = try SnapshotParameters(parameters: parameters)
+        case "Compact": _ = try CompactParameters(parameters: parameters)
         case "Stats": _ = try StatsParameters(parameters: parameters)
         default: Issue.record("no model for \(method)")
         }
@@ -454,6 +458,7 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
                         || b.detail.contains("a watch needs") || b.detail.contains("must be at least 1")
                         || b.detail.contains("must not be negative") || b.detail.contains("range is empty")
                         || b.detail.contains("control characters") || b.detail.contains("must be empty or start with")
+                        || b.detail.contains("must be an absolute path")
                     #expect(own, "\(method) \(text(mutated)): the model refuses (\(b)) what the IDL accepts")
                 case (.success, .success):
                     break

@@ -60,6 +60,9 @@ struct PythonVarlinkTests {
                               revision: 17, epoch: "e"), continues: true),
                 ok(WatchReply(event: .progress, revision: 40, epoch: "e")),
             ]),
+            ("io.tether.Snapshot", [ok(SnapshotReply(revision: 40, bytes: 8192)),
+                                    VarlinkError.accessDenied(name: nil, "uid 7 may not copy the store").reply]),
+            ("io.tether.Compact", [ok(CompactReply(oldestRevision: 39))]),
             ("io.tether.Stats", [ok(StatsReply(revision: 40, epoch: "e", states: 3, connections: 2, watches: 1,
                                                oldestRevision: 1, limits: .defaults))]),
             ("org.varlink.service.GetInfo", [ok(GetInfoReply(vendor: "Tether", product: "tetherd", version: "0",
@@ -138,6 +141,10 @@ struct PythonVarlinkTests {
             #expect(call.more)
             #expect(try WatchParameters(parameters: p) == WatchParameters(
                 names: ["settings"], prefix: "app.", path: JSONPointer(tokens: ["theme"]), fromRevision: 3, epoch: "e"))
+        case "io.tether.Snapshot":
+            #expect(try SnapshotParameters(parameters: p) == SnapshotParameters(path: "/var/backups/tether.db"))
+        case "io.tether.Compact":
+            #expect(try CompactParameters(parameters: p) == CompactParameters(revision: 30))
         case "io.tether.Stats", "org.varlink.service.GetInfo":
             _ = try NoParameters(parameters: p)
         case "org.varlink.service.GetInterfaceDescription":

@@ -34,7 +34,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 EXPECTED = {
     "io.tether": {
-        "methods": ["Get", "Set", "Remove", "Transaction", "List", "Describe", "Declare", "Watch", "Stats"],
+        "methods": ["Get", "Set", "Remove", "Transaction", "List", "Describe", "Declare", "Watch", "Snapshot",
+                    "Compact", "Stats"],
         "types": ["ValueType", "OpKind", "Op", "Precondition", "Range", "Descriptor", "StateInfo", "Entry",
                   "Change", "WatchEvent", "Limits", "Limit"],
         "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "InvalidArgument", "Stale",
@@ -65,6 +66,8 @@ SAMPLES = {
     "io.tether.Declare": dict(name="volume", descriptor={"type": "double", "read_only": False,
                                                         "range": {"minimum": 0, "maximum": 1}}, value=0.5),
     "io.tether.Watch": dict(names=["settings"], prefix="app.", path="/theme", from_revision=3, epoch="e"),
+    "io.tether.Snapshot": dict(path="/var/backups/tether.db"),
+    "io.tether.Compact": dict(revision=30),
     "io.tether.Stats": dict(),
     "org.varlink.service.GetInfo": dict(),
     "org.varlink.service.GetInterfaceDescription": dict(interface="io.tether"),
