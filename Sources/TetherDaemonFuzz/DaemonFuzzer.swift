@@ -18,7 +18,9 @@ import TetherWire
 ///    session; when that session closes (a call after its Watch, a message
 ///    past the limit, a refused peer) the next message goes to a new one,
 ///    whose peer rotates among the owner, a granted uid (read-write `a`,
-///    read `b`) and a stranger. After each message:
+///    read `b`) and a stranger. (A Snapshot writes its copy into the
+///    fuzzer's own directory, whatever path the input names.) After each
+///    message:
 ///    - the session's output is a sequence of NUL-terminated replies, each
 ///      a valid Reply that the interface definition accepts (its output
 ///      type, or its error's fields, no unknown field);
@@ -145,6 +147,7 @@ struct SessionRun {
     private var named: Client
     private var lastRevision: UInt64 = 0
     private var turns = 0
+    private var compacted = false
 
     static let owner = getuid()
     static let granted: UInt32 = owner == 4242 ? 4243 : 4242
@@ -247,7 +250,31 @@ struct SessionRun {
         return client
     }
 
-    private mutating func message(_ bytes: UnsafeRawBufferPointer, length: Int) {
+    /// A Snapshot call writes a file at the path it names: the fuzzer's
+    /// go to a file of its own directory instead (removed after).
+    static var snapshotPath: String { directoryPath + "/snapshot.db" }
+
+    private func confined(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard bytes.count - 1 <= F.limits.maxMessage,
+              var call = try? Call(parsing: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), limits: F.limits),
+              call.method == TetherMethod.snapshot.qualifiedName, case .string? = call.parameters["path"] else { return nil }
+        call.parameters["path"] = .string(SessionRun.snapshotPath)
+        var out: [UInt8] = []
+        guard (try? MessageEncoder.append(call, to: &out)) != nil else { return nil }
+        return out
+    }
+
+    private mutating func message(_ original: UnsafeRawBufferPointer, length originalLength: Int) {
+        let rewritten = confined(original)
+        defer { if rewritten != nil { unlink(SessionRun.snapshotPath) } }
+        if let rewritten {
+            rewritten.withUnsafeBytes { deliver($0, length: $0.count - 1) }
+        } else {
+            deliver(original, length: originalLength)
+        }
+    }
+
+    private mutating func deliver(_ bytes: UnsafeRawBufferPointer, length: Int) {
         let c = current()
         let watching = c.watching
         let before = store.revision
@@ -311,6 +338,7 @@ struct SessionRun {
         if replies.count != 1 {
             problems.append("\(what): \(replies.count) replies to one call of \(call.method)")
         }
+        if call.method == TetherMethod.compact.qualifiedName && first.error == nil { compacted = true }
         // The revision moves only for a write that says it changed
         // something, by one, and the reply says where it is.
         var moved = false
@@ -430,12 +458,18 @@ struct SessionRun {
         let replay = Client(service.open(peer: Peer(pid: 4, uid: SessionRun.owner, gid: getgid())), store: store)
         replay.call("io.tether.Watch", ["prefix": .string(""), "from_revision": .int(0), "epoch": .string(F.epoch)], more: true)
         replay.drain(&problems)
-        if n <= UInt64(F.logCapacity) {
+        // The log holds revision 1 unless it held more than its capacity
+        // or was compacted (Compact): then a resync.
+        let oldest = checker.call("io.tether.Stats", [:]).first.flatMap { try? StatsReply(parameters: $0.parameters) }?.oldestRevision ?? 0
+        if oldest > 0 && n <= UInt64(F.logCapacity) && !compacted {
+            problems.append("the log no longer holds revision 1 (oldest_revision \(oldest)) after \(n) commits, with room for \(F.logCapacity), and no Compact")
+        }
+        if oldest == 0 {
             if replay.changes != everything.changes || replay.resynced {
                 problems.append("a Watch from revision 0 replayed \(replay.changes.count) commits\(replay.resynced ? " after a resync" : ""); the live watch got \(everything.changes.count)")
             }
         } else if !replay.resynced || replay.mirror != actual {
-            problems.append("a Watch from revision 0, older than the log (\(F.logCapacity) of \(n) commits), did not resync to the states")
+            problems.append("a Watch from revision 0, older than the log (oldest_revision \(oldest)), did not resync to the states")
         }
         checkRestart(names: names, checker: checker)
         for c in [everything, named, checker, replay] + pathWatchers + (client.map { [$0] } ?? []) {
