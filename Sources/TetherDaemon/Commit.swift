@@ -71,18 +71,6 @@ public protocol CommitSink: AnyObject {
     func snapshot(to path: String) throws -> UInt64
 }
 
-/// The sink of a daemon without a store (`--memory`): it keeps nothing.
-public final class MemorySink: CommitSink {
-    public init() {}
-    public func record(_ commit: Commit, states: [StateImage]) throws {}
-    public func describe(_ name: String, _ descriptor: Descriptor) throws {}
-    public func sync() throws {}
-    public func compact(through revision: UInt64) throws {}
-    public func snapshot(to path: String) throws -> UInt64 {
-        throw TetherError(.invalidArgument, "this daemon keeps nothing on disk (--memory): there is no store to copy")
-    }
-}
-
 /// The recent commits, oldest first, that a Watch resumes from (and that a
 /// watch fallen behind reads when its peer drains). Bounded by a count of
 /// commits and by bytes; a watch asking for history older than it gets a

@@ -147,17 +147,17 @@ public final class Daemon {
     /// The end of a loop turn: sync the sink (group commit), then write
     /// every reply and event of the turn.
     private func endOfTurn() {
-        let sessions = service.takePending()
-        guard !sessions.isEmpty else { return }
+        // Every commit of the turn goes to disk first, even one nobody
+        // waits for (a oneway call) or a descriptor change.
         do {
-            try service.store.sink.sync()
+            try service.store.sink?.sync()
         } catch {
             // Nothing of this turn can be acknowledged: the store decides
             // what survives. Stop rather than lie to clients.
             log.event("store-failed", "error" => "\(error)")
             fatalError("tetherd: the store failed to sync: \(error)")
         }
-        for session in sessions { session.connection?.flush() }
+        for session in service.takePending() { session.connection?.flush() }
     }
 
     // MARK: The socket file

@@ -10,12 +10,11 @@ public final class Service {
     public let policy: AccessPolicy
     let log: EventLog
     let varlink = VarlinkService.tetherd
-    private var sessions: [ObjectIdentifier: Session] = [:]
+    /// Open connections (their sessions belong to their transports).
+    public private(set) var connectionCount = 0
     private var watchers: [Watcher] = []
     /// Sessions with output (or a close) for the transport, in order.
     private var pending: [Session] = []
-    /// Set by the transport: called when a session has output.
-    var onOutput: (() -> Void)?
 
     public init(store: Store, policy: AccessPolicy, log: EventLog) {
         self.store = store
@@ -24,14 +23,13 @@ public final class Service {
         store.onCommit = { [unowned self] commit in self.publish(commit) }
     }
 
-    public var connectionCount: Int { sessions.count }
     public var watchCount: Int { watchers.count }
 
     /// A new connection from `peer`.
     public func open(peer: Peer) -> Session {
         let grant = policy.grant(for: peer)
         let session = Session(service: self, peer: peer, grant: grant)
-        sessions[ObjectIdentifier(session)] = session
+        connectionCount += 1
         if grant == nil {
             log.event("refused", "peer" => peer.description, "reason" => "neither the daemon's uid, nor root, nor granted by the configuration")
         }
@@ -40,7 +38,7 @@ public final class Service {
 
     /// The connection is gone: its watch ends.
     public func closed(_ session: Session) {
-        sessions.removeValue(forKey: ObjectIdentifier(session))
+        connectionCount -= 1
         if let w = session.watcher {
             watchers.removeAll { $0 === w }
             session.watcher = nil
@@ -51,7 +49,6 @@ public final class Service {
         guard !session.queued else { return }
         session.queued = true
         pending.append(session)
-        onOutput?()
     }
 
     /// The sessions with output or a close pending, oldest first.
@@ -64,7 +61,7 @@ public final class Service {
 
     func stats() -> StatsReply {
         StatsReply(revision: store.revision, epoch: store.epoch, states: UInt64(store.count),
-                   connections: UInt64(sessions.count), watches: UInt64(watchers.count),
+                   connections: UInt64(connectionCount), watches: UInt64(watchers.count),
                    oldestRevision: store.oldestRevision, limits: store.limits)
     }
 

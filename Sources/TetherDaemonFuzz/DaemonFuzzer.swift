@@ -489,7 +489,7 @@ struct SessionRun {
                 problems.append("after a restart the epoch is \(contents.epoch ?? "(none)"), not \(F.epoch)")
                 return
             }
-            let store2 = try Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, startRevision: 0, sink: MemorySink())
+            let store2 = try Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, startRevision: 0)
             try store2.restore(states: contents.states, log: contents.log, revision: contents.revision)
             restarted = Service(store: store2, policy: AccessPolicy(owner: SessionRun.owner), log: EventLog(quiet: true))
         } catch {

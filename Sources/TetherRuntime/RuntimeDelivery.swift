@@ -241,19 +241,23 @@ extension Engine {
     func loopWoke() {
         lock.lock()
         let isDead = dead
+        // Read under the lock taken anyway: a runtime without remotes pays
+        // no lock section of its own for them on every wake.
+        var hasRemotes = !remoteLinks.isEmpty
         lock.unlock()
         if !isDead { deliverOnLoop() }
-        serviceRemoteLinks()
+        if hasRemotes { serviceRemoteLinks() }
         finishTeardownIfOwed()
         lock.lock()
         let close = dead && !asyncClosing
         if close { asyncClosing = true }
+        hasRemotes = !remoteLinks.isEmpty
         lock.unlock()
         if close {
             // Freed while this call ran: the wake the free sent dies with
             // the async handle, so the remote links close now (their
             // handles would keep uv_run, and the free's join, waiting).
-            serviceRemoteLinks()
+            if hasRemotes { serviceRemoteLinks() }
             closeAsync()
         }
     }

@@ -89,14 +89,6 @@ final class DaemonFixture {
         return (process.terminationStatus, log)
     }
 
-    /// SIGKILL, then waits: a crash, as far as clients can tell.
-    func kill9() {
-        guard !stopped else { return }
-        stopped = true
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
     deinit {
         if !stopped { stop() }
         try? FileManager.default.removeItem(atPath: directory)

@@ -66,6 +66,8 @@ package final class RemoteLink {
     private(set) var mirrors: [UInt32: RemoteMirror] = [:]
 
     // Loop thread only.
+    /// The buffer every pipe of this link reads into.
+    let readBuffer = ReadBuffer()
     private var callPipe: VarlinkPipe?
     private var inFlight: [RemoteWaiter] = []
     private var reconnectTimer: UnsafeMutablePointer<uv_timer_t>?
@@ -207,7 +209,7 @@ package final class RemoteLink {
 
     private func openCallPipe() {
         guard !isClosed else { return }
-        callPipe = VarlinkPipe(loop: engine.loop, path: address.path, onConnect: { [unowned self] in
+        callPipe = VarlinkPipe(loop: engine.loop, path: address.path, readBuffer: readBuffer, onConnect: { [unowned self] in
             backoff = 25
             setConnected(true, error: nil)
         }, onReply: { [unowned self] reply in

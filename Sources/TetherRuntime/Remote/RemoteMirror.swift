@@ -68,7 +68,7 @@ final class RemoteMirror {
         let epoch = self.epoch
         link.lock.unlock()
         let pipeRef = PipeRef()
-        let pipe = VarlinkPipe(loop: link.engine.loop, path: link.address.path, onConnect: {}, onReply: { [unowned self] reply in
+        let pipe = VarlinkPipe(loop: link.engine.loop, path: link.address.path, readBuffer: link.readBuffer, onConnect: {}, onReply: { [unowned self] reply in
             didReply(reply)
         }, onClose: { [unowned self] reason in
             if watchPipe === pipeRef.pipe { watchPipe = nil }

@@ -20,8 +20,14 @@ final class VarlinkPipe {
         UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_stream_t.self)
     }
 
-    init(loop: UnsafeMutablePointer<uv_loop_t>, path: String, onConnect: @escaping () -> Void,
+    /// Where reads land: one buffer for all the pipes of a link (one
+    /// loop thread, and a read's bytes are consumed before the next read),
+    /// not 64 KiB per remote state.
+    private let readBuffer: ReadBuffer
+
+    init(loop: UnsafeMutablePointer<uv_loop_t>, path: String, readBuffer: ReadBuffer, onConnect: @escaping () -> Void,
          onReply: @escaping (Reply) -> Void, onClose: @escaping (String) -> Void) {
+        self.readBuffer = readBuffer
         self.onConnect = onConnect
         self.onReply = onReply
         self.onClose = onClose
@@ -46,7 +52,8 @@ final class VarlinkPipe {
         connected = true
         uv_read_start(stream, { handle, suggested, buf in
             let me = Unmanaged<VarlinkPipe>.fromOpaque(handle!.pointee.data).takeUnretainedValue()
-            buf!.pointee = uv_buf_init(me.readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(me.readBuffer.count))
+            let bytes = me.readBuffer.bytes
+            buf!.pointee = uv_buf_init(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
         }, { stream, nread, buf in
             let me = Unmanaged<VarlinkPipe>.fromOpaque(stream!.pointee.data).takeUnretainedValue()
             me.didRead(nread)
@@ -54,14 +61,12 @@ final class VarlinkPipe {
         onConnect()
     }
 
-    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
-
     private func didRead(_ nread: Int) {
         if nread < 0 {
             close(because: nread == Int(UV_EOF.rawValue) ? "tetherd closed the connection" : String(cString: uv_strerror(Int32(nread))))
             return
         }
-        decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<nread]))
+        decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer.bytes[..<nread]))
         while !closed {
             let reply: Reply
             do {
@@ -100,8 +105,13 @@ final class VarlinkPipe {
         uv_close(UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_handle_t.self)) { handle in
             let me = Unmanaged<VarlinkPipe>.fromOpaque(handle!.pointee.data).takeRetainedValue()
             me.pipe.deallocate()
-            me.readBuffer.deallocate()
         }
         onClose(reason)
     }
+}
+
+/// The read buffer the pipes of one link share.
+final class ReadBuffer {
+    let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+    deinit { bytes.deallocate() }
 }
