@@ -86,6 +86,10 @@ extension Graph {
         observers[i].pending = false
         let initial = observers[i].pendingInitial
         observers[i].pendingInitial = false
+        if !initial, observers[i].path == nil, !NodeRef.isDerived(observers[i].target),
+           let result = beginScalarDelivery(i, into: &d) {
+            return result
+        }
         var old: Value? = nil
         swap(&old, &observers[i].pendingOld)  // moved out: no retain/release pair
         let target = observers[i].target
@@ -125,6 +129,42 @@ extension Graph {
         d.change.newValue = new
         d.change.revision = observers[i].pendingRevision
         d.change.isInitial = initial
+        if observers[i].pendingMeta == nil && d.change.cause.meta == nil {
+            d.change.cause.wave = observers[i].pendingWave  // no refcounting
+        } else {
+            d.change.cause = Cause(meta: observers[i].pendingMeta, wave: observers[i].pendingWave)
+            observers[i].pendingMeta = nil
+        }
+        return true
+    }
+
+    /// `beginDelivery` for the common call: a whole state whose old and new
+    /// values are scalars, not the first call. Nil when that is not the
+    /// case (the general path takes it); otherwise the same outcome and the
+    /// same `Delivery`, but the values are compared as scalars and stored
+    /// in place, without a `Value` copy or destroy (profiled: ~100 of a
+    /// SYNC delivery's 300 instructions in `beginDelivery`).
+    @inline(__always)
+    func beginScalarDelivery(_ i: Int, into d: inout Delivery) -> Bool? {
+        let s = NodeRef.index(observers[i].target)
+        let new = states[s].value.scalar
+        if case .other = new { return nil }
+        guard let old = observers[i].pendingOld.storedScalar,
+              d.change.oldValue.isTrivial, d.change.newValue.isTrivial else { return nil }
+        withUnsafeMutablePointer(to: &observers[i].pendingOld) { $0.storeTrivial(nil) }
+        if !observers[i].options.contains(.equal), old.sameValue(as: new) { return false }
+        observers[i].running += 1
+        d.observerIndex = i
+        d.sinkRef = borrowedSink(i)
+        d.round = observers[i].pendingRound
+        d.change.observer = ObserverID(index: UInt32(i), generation: observers[i].generation)
+        d.change.state = StateID(index: UInt32(s), generation: states[s].generation)
+        d.change.computed = nil
+        if d.change.path != nil { d.change.path = nil }
+        withUnsafeMutablePointer(to: &d.change.oldValue) { $0.storeTrivial(old) }
+        withUnsafeMutablePointer(to: &d.change.newValue) { $0.storeTrivial(new) }
+        d.change.revision = observers[i].pendingRevision
+        d.change.isInitial = false
         if observers[i].pendingMeta == nil && d.change.cause.meta == nil {
             d.change.cause.wave = observers[i].pendingWave  // no refcounting
         } else {

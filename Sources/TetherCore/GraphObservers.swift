@@ -156,7 +156,12 @@ extension Graph {
             return
         }
         observers[i].pending = true
-        observers[i].pendingOld = old
+        if let scalar = old.storedScalar, observers[i].pendingOld.isTrivial {
+            // An int or double old value: stored without Value's witnesses.
+            withUnsafeMutablePointer(to: &observers[i].pendingOld) { $0.storeTrivial(scalar) }
+        } else {
+            observers[i].pendingOld = old
+        }
         observers[i].pendingRound = round
         push(UInt32(i), sync: observers[i].options.contains(.sync))
     }

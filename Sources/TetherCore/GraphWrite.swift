@@ -11,6 +11,7 @@ extension Graph {
     public func write(_ id: StateID, _ value: Value, round: UInt32 = 0) throws(TetherError) -> Bool {
         let i = try resolve(id)
         try checkRound(round, i)
+        if let changed = writeScalar(i, value.scalar, round: round) { return changed }
         if !states[i].described.isEmpty {
             if states[i].described.contains(.validator) {
                 try checkOwnerReady()
@@ -30,6 +31,34 @@ extension Graph {
         states[i].revision = revision
         scheduleChanged(i, old: old, writtenPath: .root, round: round)
         bumpVersion(i, old: old, round: round)
+        return true
+    }
+
+    /// `write` of a scalar over a scalar of the same type, on a state
+    /// without a descriptor: the common typed setter. Nil when that is not
+    /// the case (the general path takes it). The values are compared and
+    /// stored as scalars, without `Value`'s outlined copy and destroy or
+    /// the type lock's check (same type: nothing to convert or refuse).
+    @inline(__always)
+    private func writeScalar(_ i: Int, _ new: ScalarValue, round: UInt32) -> Bool? {
+        guard states[i].described.isEmpty else { return nil }
+        let old = states[i].value.scalar
+        guard old.type == new.type else { return nil }  // .other (a composite) included
+        if old.sameValue(as: new) {
+            if states[i].firstObserver != noIndex { scheduleEqual(i, path: .root, round: round) }
+            return false
+        }
+        revision &+= 1
+        withUnsafeMutablePointer(to: &states[i].value) { $0.storeScalar(new) }
+        states[i].revision = revision
+        if states[i].firstObserver == noIndex && states[i].firstSub == noIndex && !states[i].pathReaders {
+            states[i].version = nextVersion  // bumpVersion's case without readers
+            nextVersion &+= 1
+            return true
+        }
+        let oldValue = Value(trivial: old)
+        scheduleChanged(i, old: oldValue, writtenPath: .root, round: round)
+        bumpVersion(i, old: oldValue, round: round)
         return true
     }
 
