@@ -41,9 +41,10 @@ extension Graph {
     /// the type lock's check (same type: nothing to convert or refuse).
     @inline(__always)
     private func writeScalar(_ i: Int, _ new: ScalarValue, round: UInt32) -> Bool? {
+        if case .other = new { return nil }  // a string or a composite
         guard states[i].described.isEmpty else { return nil }
         let old = states[i].value.scalar
-        guard old.type == new.type else { return nil }  // .other (a composite) included
+        guard old.type == new.type else { return nil }
         if old.sameValue(as: new) {
             if states[i].firstObserver != noIndex { scheduleEqual(i, path: .root, round: round) }
             return false
