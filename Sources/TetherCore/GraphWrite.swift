@@ -162,11 +162,17 @@ extension Graph {
         return true
     }
 
+    /// Inline, with the message built out of line: a call per write
+    /// (profiled: ~19 instructions of a 255-instruction typed set).
+    @inline(__always)
     func checkRound(_ round: UInt32, _ i: Int) throws(TetherError) {
-        guard round < maxRounds else {
-            throw TetherError(.feedbackLoop,
-                "write refused: callbacks kept waking each other for \(maxRounds) rounds (state #\(i)); the feedback loop was cut")
-        }
+        guard round < maxRounds else { throw feedbackLoopError(i) }
+    }
+
+    @inline(never)
+    func feedbackLoopError(_ i: Int) -> TetherError {
+        TetherError(.feedbackLoop,
+            "write refused: callbacks kept waking each other for \(maxRounds) rounds (state #\(i)); the feedback loop was cut")
     }
 
     /// Applies the type lock; an int written to a locked double state is
