@@ -31,6 +31,19 @@ public struct Delivery {
 
     public init() {}
 
+    /// Drops what the last call held by reference (a string or composite
+    /// value, a path, a transaction's metadata), so a `Delivery` kept for
+    /// the next call does not keep them alive; scalars stay (nothing held).
+    public mutating func forgetReferences() {
+        if change.oldValue.isTrivial && change.newValue.isTrivial && change.path == nil && change.cause.meta == nil {
+            return
+        }
+        change.oldValue = nil
+        change.newValue = nil
+        change.path = nil
+        change.cause = Cause()
+    }
+
 }
 
 extension Graph {
