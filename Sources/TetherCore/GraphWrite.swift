@@ -58,7 +58,7 @@ extension Graph {
             return true
         }
         let oldValue = Value(trivial: old)
-        scheduleChanged(i, old: oldValue, writtenPath: .root, round: round)
+        if states[i].firstObserver != noIndex { scheduleChanged(i, old: oldValue, writtenPath: .root, round: round) }
         bumpVersion(i, old: oldValue, round: round)
         return true
     }
