@@ -76,6 +76,10 @@ func jsonString(_ s: String) -> String {
   return out + "\""
 }
 
+// Out of line, so that benchmarks/icount/icount.py can leave it out of the
+// instruction count (--toggle-collect): the line it builds has a timing in
+// it, whose length differs from run to run.
+@inline(never)
 func emit(_ group: String, _ name: String, ok: Bool, _ value: Double, _ unit: String,
           protocol proto: String, extra: String = "", note: String = "") {
   var line = "{\"sys\":\"swift\",\"group\":\(jsonString(group)),\"name\":\(jsonString(name)),\"ok\":\(ok)"
