@@ -167,7 +167,7 @@ static inline int bench_want(const char *section) {
  * warm-up and checks; only its sizes change, so the runs with N and 2N
  * differ by N repetitions exactly and (I(2N) - I(N)) / N is the
  * instructions per repetition. VARIANT picks a Tether runtime mode (host,
- * single); the other drivers take none.
+ * single, thread); the other drivers take none.
  * Returns 1 and fills the three outputs in that mode, 0 otherwise. */
 static inline int bench_icount_args(int argc, char **argv, const char **workload, long *n,
                                     const char **variant) {

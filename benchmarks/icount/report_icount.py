@@ -125,7 +125,9 @@ def section(figures, results_dir, command):
           "N counts `iter()`s of 51 writes), per notification for the fan-out (one write "
           "reaching 1,000 observers counts 1,000). Tether runs in its `TETHER_LOOP_HOST` "
           "runtime (thread-safe, the timed table's main rows) and in its single-threaded "
-          "runtime (`TETHER_RUNTIME_SINGLE_THREAD`, no locks). The ratio after each figure "
+          "runtime (`TETHER_RUNTIME_SINGLE_THREAD`, no locks); its default runtime, with a "
+          "loop thread, counts the same per write on set+notify but not repeatably, so it is "
+          "left out (benchmarks/README.md). The ratio after each figure "
           "is to Qt 6's: below 1× fewer instructions than Qt.", ""]
     hdr = ["workload"] + [h for _, _, h in COLUMNS]
     L.append("| " + " | ".join(hdr) + " |")
