@@ -1125,7 +1125,8 @@ def write_markdown(path, chart_path, figures, status, versions, command):
         os.path.abspath(chart_path), os.path.dirname(os.path.abspath(path))))
     lines.append("")
     lines += body
-    lines += report_icount.section(figures, RESULTS_DIR[0], command)
+    lines += report_icount.section(figures, RESULTS_DIR[0], command,
+                                   versions.get("commit") or git_commit())
     lines += daemon_section(path, figures, status, versions, command)
     lines += top_costs(path)
     lines.append(METHODS)
@@ -1226,7 +1227,8 @@ def main():
     if args.section == "daemon":
         return write_daemon_section(args.markdown, figures, status, versions, args.command)
     if args.section == "icount":
-        return report_icount.write_section(args.markdown, figures, args.results, args.command)
+        return report_icount.write_section(args.markdown, figures, args.results, args.command,
+                                           versions.get("commit") or git_commit())
     if not figures:
         print("report.py: no results in %s" % args.results, file=sys.stderr)
         return 1

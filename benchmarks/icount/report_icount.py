@@ -87,7 +87,7 @@ def probe_value(figures, op, variant):
     return None if chain is None else chain / 50
 
 
-def section(figures, results_dir, command):
+def section(figures, results_dir, command, commit):
     """The section's lines between its markers; [] when icount.py did not run."""
     setup = figures.get(("run", "icount", "setup"))
     if setup is None:
@@ -110,7 +110,8 @@ def section(figures, results_dir, command):
               "two runs of the same build count the same instructions within a few dozen in "
               "all (`setarch -R` did not work here, so start-up code parsing the randomized "
               "address map varies a little), far below the precision shown")
-    L += ["Instructions per operation, counted by callgrind (%s, %s, `%s`): each figure is "
+    L += ["Instructions per operation, counted by callgrind (%s, commit `%s`, %s, `%s`): "
+          "each figure is "
           "(I(2N) − I(N)) / N, the instructions of a run doing N operations subtracted from "
           "one doing 2N, so start-up, setup, warm-up and teardown cancel out. Unlike the "
           "times above these do not drift with the machine: %s. The code counted is the "
@@ -119,7 +120,7 @@ def section(figures, results_dir, command):
           "must hold (benchmarks/icount/icount.py). Instructions are not time (a cache miss "
           "or an atomic instruction costs more than an add), but the ratio of two builds' or "
           "two systems' counts is a figure that does not move while the machine does."
-          % (when, setup.get("valgrind", "valgrind"), command, repeat), "",
+          % (when, commit, setup.get("valgrind", "valgrind"), command, repeat), "",
           "Units, the same for every system: per write for set+notify and the chain (one "
           "write to the head propagates through 50 derived values to one effect; the chain's "
           "N counts `iter()`s of 51 writes), per notification for the fan-out (one write "
@@ -186,10 +187,10 @@ def section(figures, results_dir, command):
     return L
 
 
-def write_section(path, figures, results_dir, command):
+def write_section(path, figures, results_dir, command, commit):
     """Rewrites only this section of an existing report (placed before the
     daemon's section, or before "Where the time goes", when it has none)."""
-    block = section(figures, results_dir, command)
+    block = section(figures, results_dir, command, commit)
     if not block:
         print("report.py: no instruction-count results", flush=True)
         return 1
