@@ -23,10 +23,16 @@ import platform
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "icount"))
+import report_icount  # noqa: E402  (the section "Instruction counts")
+
 SYSTEMS = ["tether", "gobject", "qt", "swift"]
 # Drivers whose results are loaded: the systems above, plus "daemon"
 # (benchmarks/daemon/bench_tetherd.c: tetherd beside Redis, its own section).
 DRIVERS = SYSTEMS + ["daemon"]
+# Results that come from no driver of their own: benchmarks/icount/icount.py
+# (instruction counts under callgrind, one round: they do not drift).
+RESULT_FILES = DRIVERS + ["icount"]
 ANCHORS = ["gobject", "qt", "swift"]
 LABEL = {
     "tether": "Tether",
@@ -183,7 +189,7 @@ def better(old, new):
 def load(results):
     figures = {}
     status = {}
-    for s in DRIVERS:
+    for s in RESULT_FILES:
         # <system>.r<N>.jsonl per round (run.sh); <system>.jsonl from before rounds.
         paths = sorted(glob.glob(os.path.join(results, s + ".r*.jsonl")))
         paths += [p for p in [os.path.join(results, s + ".jsonl")] if os.path.exists(p)]
@@ -1119,6 +1125,8 @@ def write_markdown(path, chart_path, figures, status, versions, command):
         os.path.abspath(chart_path), os.path.dirname(os.path.abspath(path))))
     lines.append("")
     lines += body
+    lines += report_icount.section(figures, RESULTS_DIR[0], command,
+                                   versions.get("commit") or git_commit())
     lines += daemon_section(path, figures, status, versions, command)
     lines += top_costs(path)
     lines.append(METHODS)
@@ -1211,13 +1219,16 @@ def main():
     ap.add_argument("--markdown", default="docs/benchmarks.md")
     ap.add_argument("--chart", default="docs/benchmarks.png")
     ap.add_argument("--command", default="make bench")
-    ap.add_argument("--section", choices=["daemon"],
+    ap.add_argument("--section", choices=["daemon", "icount"],
                     help="rewrite only this section of an existing --markdown file")
     args = ap.parse_args()
     figures, status, versions = load(args.results)
     RESULTS_DIR[0] = args.results
     if args.section == "daemon":
         return write_daemon_section(args.markdown, figures, status, versions, args.command)
+    if args.section == "icount":
+        return report_icount.write_section(args.markdown, figures, args.results, args.command,
+                                           versions.get("commit") or git_commit())
     if not figures:
         print("report.py: no results in %s" % args.results, file=sys.stderr)
         return 1

@@ -13,6 +13,10 @@
 #   benchmarks/daemon/            C, -O2: tetherd (.build/release/tetherd)
 #                                 beside redis-server, over Unix sockets
 #                                 (system "daemon"; needs libtether.so too)
+#   benchmarks/icount/            icount.c (C, -O2, the per-operation probes),
+#                                 and icount.py, which runs the probes and the
+#                                 drivers' --icount mode under callgrind
+#                                 (valgrind) after the timed rounds
 #
 # Rounds: every driver runs BENCH_ROUNDS times (default 2; 1 with
 # BENCH_QUICK), in alternating order (round 1: Tether first, round 2: Tether
@@ -31,11 +35,14 @@
 # sizes to check that everything builds and its checks pass (the report then
 # goes to .build-bench/benchmarks-quick.md, never to docs/); BENCH_ONLY
 # ("kairo cellx sbench dynamic setnotify chain fanout crossthread memory paths";
-# for the daemon: "raw rtt pipeline clients watch e2e durable") and BENCH_SYSTEMS
+# "icount": the instruction counts; for the daemon: "raw rtt pipeline clients
+# watch e2e durable") and BENCH_SYSTEMS
 # ("tether gobject qt swift daemon") narrow the run; BENCH_ROUNDS sets the
 # number of rounds. BENCH_SYSTEMS=daemon alone rewrites only the section
 # "tetherd beside Redis" of docs/benchmarks.md (report.py --section daemon),
-# leaving the rest of the file as the last full run wrote it.
+# leaving the rest of the file as the last full run wrote it; likewise
+# BENCH_ONLY=icount alone runs no timed workload and rewrites only the section
+# "Instruction counts (callgrind)" (report.py --section icount).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -57,6 +64,11 @@ tetherd="$root/.build/release/tetherd"
 
 say() { echo "bench: $*"; }
 want_sys() { [[ " $systems " == *" $1 "* ]]; }
+only=$(echo ${BENCH_ONLY:-})  # one line, single spaces
+# The instruction counts run unless BENCH_ONLY names sections without them;
+# BENCH_ONLY=icount alone runs nothing else.
+want_icount() { [ -z "$only" ] || [[ " ${only//,/ } " == *" icount "* ]]; }
+icount_only() { [ "$only" = icount ]; }
 status() { echo "$2" >"$res/$1.status"; }
 
 t_start=$(date +%s)
@@ -75,6 +87,12 @@ if want_sys tether; then
   else
     cat "$res/tether.build.log"
     status tether "not built: the C driver failed to compile"
+  fi
+  # The per-operation probes of issue 16 (benchmarks/icount/icount.c).
+  if [ -f "$lib" ] && want_icount; then
+    "$cc" -std=gnu11 -O2 -Wall -Wextra -Iinclude -o "$bin/icount" benchmarks/icount/icount.c \
+      -L"$root/.build/release" -ltether -Wl,-rpath,"$root/.build/release" \
+      >>"$res/tether.build.log" 2>&1 || { cat "$res/tether.build.log"; rm -f "$bin/icount"; }
   fi
 fi
 
@@ -169,6 +187,7 @@ driver_of() {
 }
 
 for ((round = 1; round <= rounds; round++)); do
+  icount_only && break
   order="tether gobject qt swift daemon"
   ((round % 2 == 0)) && order="daemon swift qt gobject tether"
   for sys in $order; do
@@ -176,9 +195,26 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 
+# Instruction counts (callgrind), once: they do not drift, so one round is
+# the figure. icount.py skips, saying why, when valgrind is missing.
+if want_icount; then
+  counted=""
+  for sys in tether gobject qt swift; do
+    want_sys "$sys" && [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] && counted+=" $sys"
+  done
+  if [ -n "$counted" ]; then
+    say "counting instructions under callgrind:$counted"
+    t0=$(date +%s)
+    python3 benchmarks/icount/icount.py --bin "$bin" --out "$res/icount.jsonl" \
+      --systems "$counted" ${BENCH_QUICK:+--quick} 2>&1 | tee "$res/icount.log" >&2
+    echo "ran in $(($(date +%s) - t0)) s" >"$res/icount.status"
+  fi
+fi
+
 # Each built system's status: its run time per round.
 for sys in tether gobject qt swift daemon; do
   [ "$(cat "$res/$sys.status" 2>/dev/null)" = built ] || continue
+  icount_only && { status "$sys" "built (BENCH_ONLY=icount: no timed run)"; continue; }
   times=""
   for ((round = 1; round <= rounds; round++)); do
     times+="${times:+ and }$(cat "$res/$sys.r$round.status" 2>/dev/null || echo "not run")"
@@ -209,7 +245,12 @@ else
   md="$root/docs/benchmarks.md"
   png="$root/docs/benchmarks.png"
 fi
-if [ "$(echo $systems)" = daemon ]; then
+if icount_only; then
+  # Only the instruction counts ran: rewrite their section, keep the rest.
+  if [ "${BENCH_QUICK:-}" = 1 ]; then cp "$root/docs/benchmarks.md" "$md" 2>/dev/null || true; fi
+  python3 benchmarks/report.py --results "$res" --markdown "$md" --section icount \
+    --command "BENCH_ONLY=icount${BENCH_SYSTEMS:+ BENCH_SYSTEMS=\"$BENCH_SYSTEMS\"} bash benchmarks/run.sh" || exit 1
+elif [ "$(echo $systems)" = daemon ]; then
   # Only the daemon ran: rewrite its section, keep the rest of the report.
   # (BENCH_QUICK: into a copy of docs/benchmarks.md under .build-bench/.)
   if [ "${BENCH_QUICK:-}" = 1 ]; then cp "$root/docs/benchmarks.md" "$md" 2>/dev/null || true; fi

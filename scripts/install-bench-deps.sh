@@ -10,7 +10,10 @@
 #  - the Swift toolchain (for Swift Observation): checked by `make deps`;
 #  - Redis (redis-server, and redis-tools for redis-cli and
 #    redis-benchmark): the anchor of the daemon section (tetherd beside
-#    Redis), installed with apt-get when missing.
+#    Redis), installed with apt-get when missing;
+#  - valgrind: the section "Instruction counts (callgrind)" counts
+#    instructions under callgrind (benchmarks/icount/), installed with apt-get
+#    when missing (without it that section says it was skipped).
 #
 # Idempotent, and one line when everything is there. When something cannot
 # be installed it says so and carries on: the suite runs whatever it can
@@ -37,6 +40,7 @@ fi
 if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
   need_apt+=(python3-matplotlib)
 fi
+command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "missing: ${need_apt[*]}"
@@ -76,6 +80,6 @@ have() { "$@" >/dev/null 2>&1 && echo yes || echo no; }
 say "gobject: $(have pkg-config --exists gobject-2.0), qt6: $(have pkg-config --exists Qt6Core)," \
     "g++: $(have command -v g++), matplotlib: $(have python3 -c 'import matplotlib')," \
     "swift: $(have command -v swift), redis: $(have command -v redis-server)," \
-    "redis-benchmark: $(have command -v redis-benchmark)"
+    "redis-benchmark: $(have command -v redis-benchmark), valgrind: $(have command -v valgrind)"
 command -v python3 >/dev/null 2>&1 || { say "error: python3 is required for the report"; exit 1; }
 exit 0

@@ -159,4 +159,27 @@ static inline int bench_want(const char *section) {
   return 0;
 }
 
+/* Instruction-count mode (benchmarks/icount/icount.py runs each driver under
+ * callgrind): `driver --icount WORKLOAD N [VARIANT]` runs the one timed
+ * workload WORKLOAD (setnotify, fanout or chain) once, N times over (N
+ * writes; for the chain N iter() of 51 writes each) in place of its timed
+ * sizes, and exits. The workload is the timed code itself, with its setup,
+ * warm-up and checks; only its sizes change, so the runs with N and 2N
+ * differ by N repetitions exactly and (I(2N) - I(N)) / N is the
+ * instructions per repetition. VARIANT picks a Tether runtime mode (host,
+ * single, thread); the other drivers take none.
+ * Returns 1 and fills the three outputs in that mode, 0 otherwise. */
+static inline int bench_icount_args(int argc, char **argv, const char **workload, long *n,
+                                    const char **variant) {
+  if (argc < 2 || strcmp(argv[1], "--icount") != 0) return 0;
+  if (argc < 4 || atol(argv[3]) <= 0) {
+    fprintf(stderr, "usage: %s --icount setnotify|fanout|chain N [VARIANT]\n", argv[0]);
+    exit(2);
+  }
+  *workload = argv[2];
+  *n = atol(argv[3]);
+  *variant = argc > 4 ? argv[4] : "";
+  return 1;
+}
+
 #endif /* TETHER_BENCH_H */

@@ -20,6 +20,10 @@
  * lazily, or recomputed once per batch, which GObject has no notion of
  * (g_object_freeze_notify is per object). Those are reported as skipped,
  * with the reason.
+ *
+ * `--icount setnotify|fanout|chain N` runs one of set+notify (the class's
+ * setter), fan-out and the chain once, N times over, for callgrind
+ * (benchmarks/icount/icount.py; common/bench.h says how).
  */
 #define _GNU_SOURCE 1
 #include <glib-object.h>
@@ -32,6 +36,9 @@
 #define SYS "gobject"
 
 static int quick;
+/* --icount WORKLOAD N (benchmarks/icount/): N repetitions in place of the
+ * timed sizes, one run; 0 when timing. */
+static long icount_n;
 
 /* ======================================================================== */
 /* BenchCell: a GObject with one gint64 property                             */
@@ -277,10 +284,11 @@ static void kairo_free(kairo_g_t *k) {
 
 static void bench_kairo_case(int which, const char *group, const char *name, int samples) {
   kairo_g_t *k = kairo_build(which);
-  int failed = k->r.failures != 0, s, i, per = quick ? 5 : 500;
+  int failed = k->r.failures != 0, s, i, per = icount_n ? (int)icount_n : quick ? 5 : 500;
   int64_t best = INT64_MAX;
   char protocol[200];
   if (quick) samples = 2;
+  if (icount_n) samples = 1;
   for (i = 0; i < 3; i++) failed |= kairo_iter(k);
   for (s = 0; s < samples && !failed; s++) {
     int64_t t0 = bench_now_ns(), dt;
@@ -366,8 +374,8 @@ static void counter_notify(GObject *obj, GParamSpec *ps, gpointer ud) {
 }
 
 static void bench_setnotify(int generic) {
-  long n = quick ? 20000 : 1000000, i;
-  int runs = quick ? 2 : 5, r, failed = 0;
+  long n = icount_n ? icount_n : quick ? 20000 : 1000000, i;
+  int runs = icount_n ? 1 : quick ? 2 : 5, r, failed = 0;
   gint64 base = 0;
   int64_t best = INT64_MAX;
   counter_t c = {0, 0};
@@ -400,8 +408,8 @@ static void bench_setnotify(int generic) {
 static void bench_fanout(void) {
   enum { OBS = 1000 };
   static counter_t cs[OBS];
-  long writes = quick ? 200 : 10000, i;
-  int runs = quick ? 2 : 5, r, k, failed = 0;
+  long writes = icount_n ? icount_n : quick ? 200 : 10000, i;
+  int runs = icount_n ? 1 : quick ? 2 : 5, r, k, failed = 0;
   gint64 base = 0;
   int64_t best = INT64_MAX;
   BenchCell *cell = cell_new(0);
@@ -590,8 +598,21 @@ static void bench_memory(void) {
   free(cells);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  const char *icount_workload, *icount_variant;
   quick = bench_quick();
+  if (bench_icount_args(argc, argv, &icount_workload, &icount_n, &icount_variant)) {
+    /* One workload under callgrind; its result line says whether its checks held. */
+    if (strcmp(icount_workload, "setnotify") == 0) bench_setnotify(0);
+    else if (strcmp(icount_workload, "fanout") == 0) bench_fanout();
+    else if (strcmp(icount_workload, "chain") == 0) bench_kairo_case(2, "micro", "50-deep chain", 5);
+    else {
+      fprintf(stderr, "%s --icount: no workload %s (setnotify, fanout, chain)\n", argv[0],
+              icount_workload);
+      return 2;
+    }
+    return 0;
+  }
   fprintf(stderr, "bench_gobject: GLib %u.%u.%u%s\n", glib_major_version, glib_minor_version,
           glib_micro_version, quick ? " (BENCH_QUICK)" : "");
   if (bench_want("memory")) bench_memory();

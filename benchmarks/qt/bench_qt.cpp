@@ -30,6 +30,9 @@
  * The PRNG, the dynamic graphs' shape and the cellx expectations come from
  * benchmarks/workloads/prng.c and reference.c (plain C, no Tether calls),
  * so this builds the very same graphs.
+ *
+ * `--icount setnotify|fanout|chain N` runs one of those three once, N times
+ * over, for callgrind (benchmarks/icount/icount.py; common/bench.h says how).
  */
 #include <QCoreApplication>
 #include <QMetaObject>
@@ -61,6 +64,9 @@ using P = QProperty<qint64>;
 using PD = QProperty<double>;
 
 static int quick;
+/* --icount WORKLOAD N (benchmarks/icount/): N repetitions in place of the
+ * timed sizes, one run; 0 when timing. */
+static long icount_n;
 
 /* A check that failed is a count ("... runs": how often something ran,
  * which Qt's eager evaluation may change) or a value (a wrong result: then
@@ -445,7 +451,7 @@ static const char *const kairo_names[9] = {"avoidablePropagation", "broadPropaga
                                            "molBench"};
 
 static void bench_kairo_case(int c, const char *group, const char *name) {
-  int samples = quick ? 2 : 10, per = quick ? 5 : 500;
+  int samples = icount_n ? 1 : quick ? 2 : 10, per = icount_n ? (int)icount_n : quick ? 5 : 500;
   auto k = kairo_make(c);
   bool ok = k->r.failures == 0;
   int64_t best = INT64_MAX;
@@ -1060,8 +1066,8 @@ struct CountFn {
 };
 
 static void bench_setnotify(void) {
-  long n = quick ? 20000 : 1000000;
-  int runs = quick ? 2 : 5;
+  long n = icount_n ? icount_n : quick ? 20000 : 1000000;
+  int runs = icount_n ? 1 : quick ? 2 : 5;
   P p(0);
   Counter c{&p};
   auto h = p.onValueChanged(CountFn{&c});
@@ -1086,8 +1092,8 @@ static void bench_setnotify(void) {
 
 static void bench_fanout(void) {
   enum { OBS = 1000 };
-  long writes = quick ? 200 : 10000;
-  int runs = quick ? 2 : 5;
+  long writes = icount_n ? icount_n : quick ? 200 : 10000;
+  int runs = icount_n ? 1 : quick ? 2 : 5;
   P p(0);
   std::vector<Counter> cs(OBS, Counter{&p});
   std::vector<std::unique_ptr<QPropertyChangeHandler<CountFn>>> hs;
@@ -1265,7 +1271,20 @@ static void bench_memory(void) {
 
 int main(int argc, char **argv) {
   QCoreApplication app(argc, argv);
+  const char *icount_workload, *icount_variant;
   quick = bench_quick();
+  if (bench_icount_args(argc, argv, &icount_workload, &icount_n, &icount_variant)) {
+    /* One workload under callgrind; its result line says whether its checks held. */
+    if (strcmp(icount_workload, "setnotify") == 0) bench_setnotify();
+    else if (strcmp(icount_workload, "fanout") == 0) bench_fanout();
+    else if (strcmp(icount_workload, "chain") == 0) bench_kairo_case(2, "micro", "50-deep chain");
+    else {
+      fprintf(stderr, "%s --icount: no workload %s (setnotify, fanout, chain)\n", argv[0],
+              icount_workload);
+      return 2;
+    }
+    return 0;
+  }
   fprintf(stderr, "bench_qt: Qt %s%s\n", qVersion(), quick ? " (BENCH_QUICK)" : "");
   if (bench_want("memory")) bench_memory();
   if (bench_want("kairo")) bench_kairo();

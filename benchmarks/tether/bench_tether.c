@@ -11,7 +11,11 @@
  * Output: one JSON line per result on stdout (benchmarks/common/bench.h),
  * progress on stderr. Environment: BENCH_QUICK=1 (small sizes, a smoke
  * test), BENCH_ONLY="kairo cellx ..." (sections: kairo cellx sbench dynamic
- * setnotify chain fanout crossthread memory paths).
+ * setnotify chain fanout crossthread memory paths). `--icount WORKLOAD N
+ * [host|single|thread]` runs one of set+notify, fan-out and the chain N
+ * times for callgrind (benchmarks/icount/icount.py; common/bench.h says
+ * how). icount.py leaves "thread" out: the loop thread adds about 7,000
+ * instructions to some runs and not to others, so its counts do not repeat.
  *
  * Clock: clock_gettime(CLOCK_MONOTONIC).
  */
@@ -30,6 +34,9 @@
 #define SYS "tether"
 
 static int quick;
+/* --icount WORKLOAD N (benchmarks/icount/): N repetitions in place of the
+ * timed sizes, one run; 0 when timing. */
+static long icount_n;
 static const char *mode_note = "runtime TETHER_LOOP_HOST (no loop thread; thread-safe API)";
 
 /* ======================================================================== */
@@ -262,8 +269,8 @@ static void bench_setnotify_mode(rt_mode_t mode) {
   tether_state_t s;
   tether_observer_t o;
   counter_t cnt;
-  long n = quick ? 20000 : 1000000, i, base = 0;
-  int r, runs = quick ? 2 : 5, failed = 0, rc;
+  long n = icount_n ? icount_n : quick ? 20000 : 1000000, i, base = 0;
+  int r, runs = icount_n ? 1 : quick ? 2 : 5, failed = 0, rc;
   int64_t best = INT64_MAX;
   char name[48];
   snprintf(name, sizeof name, "set+notify [%s]", rt_mode_names[mode]);
@@ -316,8 +323,8 @@ static void bench_fanout_mode(rt_mode_t mode) {
   tether_state_t s;
   enum { OBS = 1000 };
   static counter_t cnt[OBS];
-  long writes = quick ? 200 : 10000, i, base = 0;
-  int r, runs = quick ? 2 : 5, failed = 0, rc, k;
+  long writes = icount_n ? icount_n : quick ? 200 : 10000, i, base = 0;
+  int r, runs = icount_n ? 1 : quick ? 2 : 5, failed = 0, rc, k;
   int64_t best = INT64_MAX;
   char name[48];
   snprintf(name, sizeof name, "fan-out [%s]", rt_mode_names[mode]);
@@ -374,7 +381,8 @@ static void bench_fanout_mode(rt_mode_t mode) {
 /* deepPropagation alone, when the kairo suite did not run in this invocation. */
 static double measure_deep(void) {
   wl_kairo_t *k;
-  int failed = 0, s, i, samples = quick ? 2 : 10, per = quick ? 5 : 500;
+  int failed = 0, s, i, samples = icount_n ? 1 : quick ? 2 : 10;
+  int per = icount_n ? (int)icount_n : quick ? 5 : 500;
   int64_t best = INT64_MAX;
   if (wl_kairo_build(WL_KAIRO_DEEP, NULL, &k)) return -1;
   for (i = 0; i < 3 && !failed; i++) failed |= wl_kairo_iter(k);
@@ -826,8 +834,44 @@ static void bench_memory(void) {
   }
 }
 
-int main(void) {
+/* One workload under callgrind (--icount); its result line says whether its
+ * checks held. */
+static int icount_main(const char *workload, const char *variant) {
+  rt_mode_t mode = strcmp(variant, "single") == 0   ? RT_SINGLE
+                   : strcmp(variant, "thread") == 0 ? RT_THREAD
+                                                    : RT_HOST;
+  if (strcmp(variant, "") != 0 && strcmp(variant, "host") != 0 && mode == RT_HOST) {
+    fprintf(stderr, "bench_tether --icount: runtime mode host, thread or single, not %s\n",
+            variant);
+    return 2;
+  }
+  if (mode == RT_THREAD && strcmp(workload, "chain") == 0) {
+    fprintf(stderr, "bench_tether --icount: the chain runs in a host runtime (workloads/)\n");
+    return 2;
+  }
+  if (strcmp(workload, "setnotify") == 0) {
+    bench_setnotify_mode(mode);
+  } else if (strcmp(workload, "fanout") == 0) {
+    bench_fanout_mode(mode);
+  } else if (strcmp(workload, "chain") == 0) {
+    double ms;
+    if (mode == RT_SINGLE) wl_runtime_flags = TETHER_RUNTIME_SINGLE_THREAD;
+    ms = measure_deep();
+    bench_emit(SYS, "micro", mode == RT_SINGLE ? "50-deep chain [single]" : "50-deep chain",
+               ms >= 0, ms, "ms", "kairo deepPropagation", NULL, "%s", rt_mode_notes[mode]);
+  } else {
+    fprintf(stderr, "bench_tether --icount: no workload %s (setnotify, fanout, chain)\n",
+            workload);
+    return 2;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *icount_workload, *icount_variant;
   quick = bench_quick();
+  if (bench_icount_args(argc, argv, &icount_workload, &icount_n, &icount_variant))
+    return icount_main(icount_workload, icount_variant);
   fprintf(stderr, "bench_tether: libtether %s%s\n", tether_version(),
           quick ? " (BENCH_QUICK: small sizes, figures mean nothing)" : "");
   if (bench_want("memory")) bench_memory(); /* first: a fresh heap */

@@ -21,6 +21,9 @@
 //
 // Output: JSON lines on stdout as benchmarks/common/bench.h writes them.
 // BENCH_QUICK=1: small sizes. BENCH_ONLY: sections, as for the C drivers.
+// `--icount setnotify|fanout|chain N` runs one of those three once, N times
+// over, for callgrind (benchmarks/icount/icount.py; benchmarks/common/bench.h
+// says how).
 
 import CMallinfo
 import Foundation
@@ -34,6 +37,10 @@ import Observation
 
 let env = ProcessInfo.processInfo.environment
 let quick = env["BENCH_QUICK"] == "1"
+let args = CommandLine.arguments
+// --icount WORKLOAD N: N repetitions in place of the timed sizes, one run.
+let icountWorkload: String? = args.count >= 2 && args[1] == "--icount" ? (args.count > 2 ? args[2] : "") : nil
+let icountN: Int? = args.count >= 4 ? Int(args[3]).flatMap { $0 > 0 ? $0 : nil } : nil
 
 func want(_ section: String) -> Bool {
   guard let only = env["BENCH_ONLY"], !only.isEmpty else { return true }
@@ -69,6 +76,10 @@ func jsonString(_ s: String) -> String {
   return out + "\""
 }
 
+// Out of line, so that benchmarks/icount/icount.py can leave it out of the
+// instruction count (--toggle-collect): the line it builds has a timing in
+// it, whose length differs from run to run.
+@inline(never)
 func emit(_ group: String, _ name: String, ok: Bool, _ value: Double, _ unit: String,
           protocol proto: String, extra: String = "", note: String = "") {
   var line = "{\"sys\":\"swift\",\"group\":\(jsonString(group)),\"name\":\(jsonString(name)),\"ok\":\(ok)"
@@ -105,8 +116,8 @@ final class Tracker {
 }
 
 func benchSetNotify() {
-  let n = quick ? 20_000 : 1_000_000
-  let runs = quick ? 2 : 3
+  let n = icountN ?? (quick ? 20_000 : 1_000_000)
+  let runs = icountN != nil ? 1 : quick ? 2 : 3
   let cell = Cell(0)
   let t = Tracker(cell)
   t.arm()
@@ -183,8 +194,8 @@ final class Chain {
 }
 
 func benchChain() {
-  let samples = quick ? 2 : 5
-  let per = quick ? 5 : 500
+  let samples = icountN != nil ? 1 : quick ? 2 : 5
+  let per = icountN ?? (quick ? 5 : 500)
   let c = Chain()
   var ok = true
   for _ in 0..<3 { ok = c.iter() && ok }
@@ -203,7 +214,7 @@ func benchChain() {
 
 func benchFanout() {
   let observers = 1000
-  let writes = quick ? 100 : 10_000
+  let writes = icountN ?? (quick ? 100 : 10_000)
   let cell = Cell(0)
   let trackers = (0..<observers).map { _ in Tracker(cell) }
   for t in trackers { t.arm() }
@@ -240,6 +251,19 @@ func benchMemory() {
 }
 
 // MARK: - main
+
+if let workload = icountWorkload {
+  // One workload under callgrind; its result line says whether its checks held.
+  switch (workload, icountN) {
+  case ("setnotify", .some): benchSetNotify()
+  case ("fanout", .some): benchFanout()
+  case ("chain", .some): benchChain()
+  default:
+    FileHandle.standardError.write("usage: \(args[0]) --icount setnotify|fanout|chain N\n".data(using: .utf8)!)
+    exit(2)
+  }
+  exit(0)
+}
 
 FileHandle.standardError.write("bench_swift_observation\(quick ? " (BENCH_QUICK)" : "")\n".data(using: .utf8)!)
 if want("memory") { benchMemory() }
