@@ -240,6 +240,8 @@ extension Graph {
         firstFreeBase = noIndex
         syncQueue.removeAll()
         loopQueue.removeAll()
+        directCall = nil
+        directTargets.destroy()
         firstFreeState = noIndex
         firstFreeObserver = noIndex
         firstFreeDerived = noIndex

@@ -58,7 +58,13 @@ extension Graph {
             return true
         }
         let oldValue = Value(trivial: old)
-        if states[i].firstObserver != noIndex { scheduleChanged(i, old: oldValue, writtenPath: .root, round: round) }
+        if states[i].firstObserver != noIndex {
+            if mayCallDirectly(i) {
+                recordDirectCall(i, old: old, new: new, round: round)  // the owner calls them
+            } else {
+                scheduleChanged(i, old: oldValue, writtenPath: .root, round: round)
+            }
+        }
         bumpVersion(i, old: oldValue, round: round)
         return true
     }

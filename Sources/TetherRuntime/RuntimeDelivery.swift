@@ -11,18 +11,25 @@ extension Engine {
     /// that finding), false with `lock` released when the runtime died.
     /// Each call costs one unlock/lock pair around it, nothing more: the end
     /// of one call and the start of the next share a critical section.
-    func drainLocked(includeLoop: Bool) -> Bool {
-        let idle = drainRounds(includeLoop: includeLoop)
+    /// `continuing`: `batch` already holds the rest of the current round
+    /// (calls a direct call handed back), run before anything else.
+    func drainLocked(includeLoop: Bool, continuing: Bool = false) -> Bool {
+        let idle = drainRounds(includeLoop: includeLoop, continuing: continuing)
         // The last call's values are not kept alive until the next drain.
         drainDelivery.pointee.forgetReferences()
         return idle
     }
 
-    private func drainRounds(includeLoop: Bool) -> Bool {
+    private func drainRounds(includeLoop: Bool, continuing: Bool) -> Bool {
         let delivery = drainDelivery
+        var haveBatch = continuing
         while true {
-            if dead { lock.unlock(); return false }
-            if graph.batchDepth > 0 {
+            if haveBatch {
+                haveBatch = false
+            } else if dead {
+                lock.unlock()
+                return false
+            } else if graph.batchDepth > 0 {
                 return true  // held back until the outermost batch ends
             } else if graph.hasSyncWork {
                 graph.takeBatch(.sync, into: batch)
@@ -56,6 +63,78 @@ extension Engine {
                 if dead { lock.unlock(); return false }
             }
         }
+    }
+
+    /// After a write that left its SYNC calls to the writer, `lock` held:
+    /// makes them (true, both locks released on return) if nothing else is
+    /// owed first and no other thread is delivering; otherwise queues them
+    /// as the write would have (false, `lock` still held).
+    @usableFromInline
+    func deliverDirectIfFree() -> Bool {
+        if !graph.hasSyncWork && deliveryLock.tryLock() {
+            deliverDirectLocked()
+            return true
+        }
+        graph.scheduleDirectCall()
+        return false
+    }
+
+    /// The SYNC calls a write left to its writer (GraphDirect.swift), made
+    /// in the observers' order with one prepared change. Entered holding
+    /// `lock` and `deliveryLock`; returns with both released. Pins the
+    /// runtime only if a callback freed it (see `deliverSyncLocked`).
+    func deliverDirectLocked() {
+        if drainDirect() {
+            lock.unlock()
+            deliveryLock.unlock()
+            return  // self is not touched again
+        }
+        let kept = Unmanaged.passUnretained(self).retain()
+        deliveryLock.unlock()
+        kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
+        kept.release()
+    }
+
+    /// Returns as `drainLocked` does: true with `lock` held when nothing
+    /// is owed any more, false with it released when the runtime died.
+    private func drainDirect() -> Bool {
+        let delivery = drainDelivery
+        graph.prepareDirectCall(into: &delivery.pointee)
+        let count = graph.directCallCount
+        var k = 0
+        while k < count {
+            if graph.beginDirectCall(k, into: &delivery.pointee) {
+                lock.unlock()
+                run(&delivery.pointee)
+                lock.lock()
+                if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
+                    lock.unlock()
+                    runReleases(sinks: [released], bodies: [])
+                    lock.lock()
+                }
+            }
+            k += 1
+            if graph.hasDeferredReleases {
+                let (sinks, bodies) = graph.takeDeferredReleases()
+                lock.unlock()
+                runReleases(sinks: sinks, bodies: bodies)
+                lock.lock()
+            }
+            if dead {
+                graph.endDirectCall()
+                lock.unlock()
+                return false
+            }
+            if k < count && graph.directCallInterrupted {
+                // Something was written: the calls still owed become the
+                // rest of the current round, and the queue takes over.
+                graph.scheduleRemainingDirect(from: k, into: batch)
+                return drainLocked(includeLoop: false, continuing: true)
+            }
+        }
+        graph.endDirectCall()
+        // Calls the callbacks queued (their writes, INITIAL calls).
+        return drainLocked(includeLoop: false)
     }
 
     /// Destroy functions and cleanups found during delivery run while this

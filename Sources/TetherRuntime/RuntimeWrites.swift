@@ -28,10 +28,14 @@ extension Engine {
         }
         if let context = openTransaction() { return stage(s, op, context, check) }
         if depth != 0 { graph.cause = DeliveryContext.cause(for: id) }
+        // Outside callbacks and batches the write may leave its SYNC calls
+        // to us instead of queuing them (GraphDirect.swift).
+        graph.directCallsAllowed = !delivering && graph.batchDepth == 0
         let revision: UInt64
         do {
             revision = try apply(s, op, wantRevision, check)
         } catch {
+            graph.directCallsAllowed = false
             if depth != 0 { graph.cause = Cause() }
             if error.code == .busy && error.message == Graph.validatorNeedsOwner.message {
                 // The state has a validator: write again, ready to run it.
@@ -45,8 +49,10 @@ extension Engine {
             lock.unlock()
             return .failed(error)
         }
+        graph.directCallsAllowed = false
         if depth != 0 { graph.cause = Cause() }
         wakeLoopIfNeeded()
+        if graph.hasDirectCall && deliverDirectIfFree() { return .done(revision: revision) }
         if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
             deliverSyncLocked()
         } else {
