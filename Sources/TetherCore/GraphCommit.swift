@@ -209,9 +209,13 @@ extension Graph {
 }
 
 extension Graph {
-    /// Applies one write now (outside transactions).
+    /// Applies one write now (outside transactions). `directCalls`: the
+    /// caller (outside its callbacks) will make the SYNC calls a scalar
+    /// write may leave to it (GraphDirect.swift).
     @discardableResult @inlinable
-    public func write(_ op: WriteOp, to id: StateID, round: UInt32) throws(TetherError) -> Bool {
+    public func write(_ op: WriteOp, to id: StateID, round: UInt32, directCalls: Bool = false) throws(TetherError) -> Bool {
+        directCallsAllowed = directCalls
+        defer { directCallsAllowed = false }
         switch op {
         case let .set(value):
             return try write(id, value, round: round)

@@ -10,15 +10,16 @@
 /// - no pending flag, stored old value, queue entry or sort per observer
 ///   (profiled: ~300 of a SYNC notification's ~430 instructions were that
 ///   bookkeeping and the per-call record built from it);
-/// - the moment anything is written while the calls run (a callback's
-///   write, another thread's), the calls not made yet become ordinary
+/// - the moment anything is written or queued while the calls run (a
+///   callback's write, another thread's), the calls not made yet become ordinary
 ///   pending calls of the current round (`scheduleRemainingDirect`) and the
 ///   queue takes over, so coalescing, rounds and ordering stay exactly the
 ///   queue's;
 /// - the owner must hold the delivery lock from the write on, and makes
 ///   the calls or hands them to the queue (`scheduleDirectCall`) before it
 ///   releases the graph lock.
-public struct DirectCall {
+@usableFromInline
+struct DirectCall {
     var state: Int
     var old: ScalarValue
     var new: ScalarValue
@@ -28,7 +29,8 @@ public struct DirectCall {
 
 extension Graph {
     /// Whether the write just made left its SYNC calls to the owner.
-    @inline(__always)
+    /// Inlined into the owner: a field load, not an accessor call per write.
+    @inlinable
     public var hasDirectCall: Bool { directCall != nil }
 
     /// The observers the direct call owes, in order.
@@ -41,7 +43,7 @@ extension Graph {
     /// batches.
     @inline(__always)
     func mayCallDirectly(_ i: Int) -> Bool {
-        guard directCallsAllowed, syncQueue.isEmpty else { return false }
+        guard directCallsAllowed, directCall == nil, batchDepth == 0, syncQueue.isEmpty else { return false }
         var o = states[i].firstObserver
         while o != noIndex {
             let k = Int(o)
@@ -112,10 +114,15 @@ extension Graph {
         return true
     }
 
-    /// Whether something was written since the direct call's write: then
-    /// the calls still owed go back to the queue.
+    /// Whether something was written or queued since the direct call's
+    /// write: then the calls still owed go back to the queue. A queued call
+    /// without a write counts (an equal write waking an observer that asked
+    /// for equal writes, an INITIAL call): the queue would have coalesced it
+    /// with a call still owed here.
     @inline(__always)
-    public var directCallInterrupted: Bool { revision != directCall.unsafelyUnwrapped.revision }
+    public var directCallInterrupted: Bool {
+        revision != directCall.unsafelyUnwrapped.revision || !syncQueue.isEmpty
+    }
 
     /// The calls from the `k`th on, as the queue would hold them had the
     /// write queued them: pending with the write's old value (the first old

@@ -28,14 +28,14 @@ extension Engine {
         }
         if let context = openTransaction() { return stage(s, op, context, check) }
         if depth != 0 { graph.cause = DeliveryContext.cause(for: id) }
-        // Outside callbacks and batches the write may leave its SYNC calls
-        // to us instead of queuing them (GraphDirect.swift).
-        graph.directCallsAllowed = !delivering && graph.batchDepth == 0
+        // Outside callbacks the write may leave its SYNC calls to us instead
+        // of queuing them (GraphDirect.swift): then it made no other
+        // direct call pending (the graph allows one at a time).
+        let direct = !delivering && !graph.hasDirectCall
         let revision: UInt64
         do {
-            revision = try apply(s, op, wantRevision, check)
+            revision = try apply(s, op, wantRevision, check, directCalls: direct)
         } catch {
-            graph.directCallsAllowed = false
             if depth != 0 { graph.cause = Cause() }
             if error.code == .busy && error.message == Graph.validatorNeedsOwner.message {
                 // The state has a validator: write again, ready to run it.
@@ -49,10 +49,9 @@ extension Engine {
             lock.unlock()
             return .failed(error)
         }
-        graph.directCallsAllowed = false
         if depth != 0 { graph.cause = Cause() }
         wakeLoopIfNeeded()
-        if graph.hasDirectCall && deliverDirectIfFree() { return .done(revision: revision) }
+        if direct && graph.hasDirectCall && deliverDirectIfFree() { return .done(revision: revision) }
         if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
             deliverSyncLocked()
         } else {
@@ -120,9 +119,10 @@ extension Engine {
     /// revision when asked (0 otherwise).
     @inlinable @inline(__always)
     func apply(_ s: StateID, _ op: WriteOp, _ wantRevision: Bool,
-                       _ check: ((Value) throws(TetherError) -> Void)?) throws(TetherError) -> UInt64 {
+                       _ check: ((Value) throws(TetherError) -> Void)?,
+                       directCalls: Bool = false) throws(TetherError) -> UInt64 {
         if let check { try check(graph.read(s)) }
-        try graph.write(op, to: s, round: currentRound)
+        try graph.write(op, to: s, round: currentRound, directCalls: directCalls)
         return wantRevision ? try graph.stateRevision(s) : 0
     }
 

@@ -159,6 +159,12 @@
   X(scenario_host_loop) \
   X(scenario_threads) \
   X(sync_contention_calls_chain) \
+  X(sync_direct_write_to_the_same_state) \
+  X(sync_direct_write_to_another_state) \
+  X(sync_direct_equal_write_inside) \
+  X(sync_direct_remove_and_register_inside) \
+  X(sync_direct_free_runtime_inside) \
+  X(sync_direct_not_used_in_batches) \
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
   X(effects_fallible) \

@@ -1,0 +1,243 @@
+/*
+ * sync_direct.c — SYNC observers of a state called by the write itself.
+ *
+ * A scalar write from outside callbacks to a state whose observers are all
+ * TETHER_OBSERVE_SYNC on the whole value does not queue one call per
+ * observer: the writer calls them in registration order with one prepared
+ * change (docs/performance.md, "The hot path in one layer"). That must be
+ * invisible: each case below records every call (observer, old, new) and
+ * checks the exact sequence the queue gives, for the callbacks that disturb
+ * a fan-out in the middle: a write to the same state, a write to another
+ * state, an equal write that wakes a TETHER_OBSERVE_EQUAL observer, a
+ * removal, a registration, and freeing the runtime.
+ */
+#include <string.h>
+
+#include "cases.h"
+#include "check.h"
+#include "tether.h"
+
+#define MAX_CALLS 32
+
+typedef struct {
+  char name;
+  int64_t old_v, new_v;
+} call_t;
+
+static call_t calls[MAX_CALLS];
+static int ncalls;
+
+typedef struct obs {
+  char name;
+  int times;                 /* how many of its calls do `action` (1: the first only) */
+  void (*action)(struct obs *self);
+  tether_state_t state;      /* for actions */
+  tether_observer_t victim;  /* for removals */
+  tether_observer_t handle;
+  tether_runtime_t rt;
+  int rc;
+  int destroyed;
+} obs_t;
+
+static void on_change(const tether_change_t *c, void *user_data) {
+  obs_t *o = user_data;
+  call_t r = {o->name, -1, -1};
+  tether_value_get_int(c->old_value, &r.old_v);
+  tether_value_get_int(c->new_value, &r.new_v);
+  if (ncalls < MAX_CALLS) calls[ncalls] = r;
+  ncalls++;
+  if (o->action && o->times > 0) {
+    o->times--;
+    o->action(o);
+  }
+}
+
+static void on_destroy(void *user_data) { ((obs_t *)user_data)->destroyed++; }
+
+static void observe(obs_t *o, char name, tether_state_t s, unsigned flags) {
+  memset(o, 0, sizeof *o);
+  o->name = name;
+  o->rc = 1;
+  CHECK_OK(tether_observe(s, NULL, TETHER_OBSERVE_SYNC | flags, on_change, o, on_destroy, &o->handle));
+}
+
+/* The calls so far, as "A0>1 B0>2", for one CHECK_STR_EQ. */
+static const char *sequence(void) {
+  static char text[MAX_CALLS * 24];
+  size_t n = 0;
+  text[0] = '\0';
+  for (int i = 0; i < ncalls && i < MAX_CALLS; i++) {
+    n += (size_t)snprintf(text + n, sizeof text - n, "%s%c%lld>%lld", i ? " " : "", calls[i].name,
+                          (long long)calls[i].old_v, (long long)calls[i].new_v);
+  }
+  return text;
+}
+
+static void write_two(obs_t *o) { o->rc = tether_state_set_int(o->state, 2); }
+static void write_one(obs_t *o) { o->rc = tether_state_set_int(o->state, 1); }
+static void remove_victim(obs_t *o) { o->rc = tether_observer_remove(o->victim); }
+static void free_runtime(obs_t *o) { o->rc = tether_runtime_free(o->rt); }
+
+static obs_t late; /* registered from inside a callback */
+static void register_late(obs_t *o) {
+  memset(&late, 0, sizeof late);
+  late.name = 'L';
+  o->rc = tether_observe(o->state, NULL, TETHER_OBSERVE_SYNC, on_change, &late, on_destroy, &late.handle);
+}
+
+static tether_runtime_t host_runtime(void) {
+  tether_runtime_options_t opt;
+  tether_runtime_t rt = {0};
+  tether_runtime_options_init(&opt);
+  opt.mode = TETHER_LOOP_HOST;
+  CHECK_OK(tether_runtime_new(&opt, &rt));
+  return rt;
+}
+
+/* A's first call writes the state again: B and C, not called yet, get one
+ * coalesced call (first old value, newest new value); A gets the second
+ * write in the next round. */
+TEST_CASE(sync_direct_write_to_the_same_state) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, b, c;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&b, 'B', s, 0);
+  observe(&c, 'C', s, 0);
+  a.action = write_two;
+  a.state = s;
+  a.times = 1;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_STR_EQ(sequence(), "A0>1 B0>2 C0>2 A1>2");
+  ncalls = 0;
+  CHECK_OK(tether_state_set_int(s, 3)); /* undisturbed: the direct call */
+  CHECK_STR_EQ(sequence(), "A2>3 B2>3 C2>3");
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_INT_EQ(a.destroyed + b.destroyed + c.destroyed, 3);
+  return check_report("sync_direct_write_to_the_same_state");
+}
+
+/* A's call writes another state, observed by T: the rest of this round (B)
+ * first, then T in the next. */
+TEST_CASE(sync_direct_write_to_another_state) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s, t;
+  obs_t a, b, tw;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &t));
+  observe(&tw, 'T', t, 0); /* registered first: still called after B, a round later */
+  observe(&a, 'A', s, 0);
+  observe(&b, 'B', s, 0);
+  a.action = write_two;
+  a.state = t;
+  a.times = 1;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_STR_EQ(sequence(), "A0>1 B0>1 T0>2");
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("sync_direct_write_to_another_state");
+}
+
+/* A's call writes the value the state already holds: only E (which asked
+ * for equal writes) wakes, and its call owed by the first write absorbs it
+ * (one call, as the queue coalesces it). */
+TEST_CASE(sync_direct_equal_write_inside) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, e;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&e, 'E', s, TETHER_OBSERVE_EQUAL);
+  a.action = write_one;
+  a.state = s;
+  a.times = 1;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_STR_EQ(sequence(), "A0>1 E0>1");
+  ncalls = 0;
+  CHECK_OK(tether_state_set_int(s, 1)); /* an equal write from outside: E only */
+  CHECK_STR_EQ(sequence(), "E1>1");
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("sync_direct_equal_write_inside");
+}
+
+/* A removes C before C's turn and registers L: C is not called and its
+ * destroy runs once; L is not called for a write made before it existed,
+ * but is for the next one. */
+TEST_CASE(sync_direct_remove_and_register_inside) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, b, c, r;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&r, 'R', s, 0);
+  observe(&b, 'B', s, 0);
+  observe(&c, 'C', s, 0);
+  a.action = remove_victim;
+  a.victim = c.handle;
+  a.times = 1;
+  r.action = register_late;
+  r.state = s;
+  r.times = 1;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_OK(r.rc);
+  CHECK_STR_EQ(sequence(), "A0>1 R0>1 B0>1");
+  CHECK_INT_EQ(c.destroyed, 1);
+  ncalls = 0;
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_STR_EQ(sequence(), "A1>2 R1>2 B1>2 L1>2");
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_INT_EQ(a.destroyed + r.destroyed + b.destroyed + late.destroyed, 4);
+  CHECK_INT_EQ(c.destroyed, 1);
+  return check_report("sync_direct_remove_and_register_inside");
+}
+
+/* A frees the runtime: B is never called, the write still succeeds, every
+ * destroy function runs once. */
+TEST_CASE(sync_direct_free_runtime_inside) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, b;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&b, 'B', s, 0);
+  a.action = free_runtime;
+  a.rt = rt;
+  a.times = 1;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_STR_EQ(sequence(), "A0>1");
+  CHECK_INT_EQ(a.destroyed, 1);
+  CHECK_INT_EQ(b.destroyed, 1);
+  CHECK_ERR(tether_state_set_int(s, 2), TETHER_ESTALE);
+  return check_report("sync_direct_free_runtime_inside");
+}
+
+/* Inside a batch the calls wait for its end, one per observer (the direct
+ * call is not used there); a string write takes the queue too. Both give
+ * the same calls as before. */
+TEST_CASE(sync_direct_not_used_in_batches) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, b;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&b, 'B', s, 0);
+  CHECK_OK(tether_batch_begin(rt));
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_INT_EQ(ncalls, 0);
+  CHECK_OK(tether_batch_end(rt));
+  CHECK_STR_EQ(sequence(), "A0>2 B0>2");
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("sync_direct_not_used_in_batches");
+}
