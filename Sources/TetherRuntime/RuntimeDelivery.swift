@@ -133,8 +133,9 @@ extension Engine {
             }
         }
         graph.endDirectCall()
-        // Calls the callbacks queued (their writes, INITIAL calls).
-        return drainLocked(includeLoop: false)
+        // Calls the callbacks queued (their writes, INITIAL calls). The
+        // direct call left nothing held in `delivery` (scalars only).
+        return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
     }
 
     /// Destroy functions and cleanups found during delivery run while this

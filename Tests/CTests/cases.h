@@ -165,6 +165,7 @@
   X(sync_direct_remove_and_register_inside) \
   X(sync_direct_free_runtime_inside) \
   X(sync_direct_not_used_in_batches) \
+  X(sync_direct_threads_chain_per_observer) \
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
   X(effects_fallible) \

@@ -11,6 +11,9 @@
  * state, an equal write that wakes a TETHER_OBSERVE_EQUAL observer, a
  * removal, a registration, and freeing the runtime.
  */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cases.h"
@@ -240,4 +243,90 @@ TEST_CASE(sync_direct_not_used_in_batches) {
   CHECK_STR_EQ(sequence(), "A0>2 B0>2");
   CHECK_OK(tether_runtime_free(rt));
   return check_report("sync_direct_not_used_in_batches");
+}
+
+/* ---- under contention ------------------------------------------------------ */
+
+#define THREADS 4
+#define THREAD_WRITES 1500
+#define WATCHERS 3
+
+typedef struct {
+  int64_t *old_v, *new_v;
+  long n;
+} chain_t;
+
+static tether_state_t contended, echo;
+static chain_t chains[WATCHERS];
+static pthread_mutex_t chain_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_contended(const tether_change_t *c, void *user_data) {
+  chain_t *ch = user_data;
+  int64_t o = -1, n = -1;
+  tether_value_get_int(c->old_value, &o);
+  tether_value_get_int(c->new_value, &n);
+  pthread_mutex_lock(&chain_mutex);
+  if (ch->n < (long)THREADS * THREAD_WRITES) {
+    ch->old_v[ch->n] = o;
+    ch->new_v[ch->n] = n;
+  }
+  ch->n++;
+  pthread_mutex_unlock(&chain_mutex);
+  /* The middle watcher writes another state from every call: each direct
+   * call is interrupted after it, and the last watcher's call goes back to
+   * the queue, while other threads write too. */
+  if (ch == &chains[1]) tether_state_set_int(echo, n);
+}
+
+static void *contending_writer(void *arg) {
+  int64_t base = ((int64_t)(intptr_t)arg + 1) * 1000000;
+  for (int64_t i = 1; i <= THREAD_WRITES; i++) tether_state_set_int(contended, base + i);
+  return NULL;
+}
+
+/* Four threads write one state with three SYNC observers. Whatever mix of
+ * direct calls and queued ones that gives, each observer's calls chain
+ * (every old value is its previous new value, starting from 0), none
+ * reports old == new, and the last reports the final value. */
+TEST_CASE(sync_direct_threads_chain_per_observer) {
+  tether_runtime_t rt;
+  tether_observer_t handles[WATCHERS];
+  pthread_t threads[THREADS];
+  int64_t final_v = -1;
+
+  CHECK_OK(tether_runtime_new(NULL, &rt));
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &contended));
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &echo));
+  for (int w = 0; w < WATCHERS; w++) {
+    chains[w].old_v = calloc((size_t)THREADS * THREAD_WRITES, sizeof(int64_t));
+    chains[w].new_v = calloc((size_t)THREADS * THREAD_WRITES, sizeof(int64_t));
+    chains[w].n = 0;
+    CHECK(chains[w].old_v != NULL && chains[w].new_v != NULL);
+    CHECK_OK(tether_observe(contended, NULL, TETHER_OBSERVE_SYNC, on_contended, &chains[w], NULL, &handles[w]));
+  }
+  for (intptr_t t = 0; t < THREADS; t++) CHECK(pthread_create(&threads[t], NULL, contending_writer, (void *)t) == 0);
+  for (int t = 0; t < THREADS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_OK(tether_state_get_int(contended, &final_v));
+
+  for (int w = 0; w < WATCHERS; w++) {
+    chain_t *ch = &chains[w];
+    long broken = 0, same = 0, n = ch->n;
+    CHECK(n >= 1 && n <= (long)THREADS * THREAD_WRITES);
+    if (n < 1 || n > (long)THREADS * THREAD_WRITES) continue;
+    CHECK_INT_EQ(ch->old_v[0], 0);
+    for (long i = 0; i < n; i++) {
+      if (ch->old_v[i] == ch->new_v[i]) same++;
+      if (i > 0 && ch->old_v[i] != ch->new_v[i - 1]) broken++;
+    }
+    CHECK_INT_EQ(broken, 0);
+    CHECK_INT_EQ(same, 0);
+    CHECK_INT_EQ(ch->new_v[n - 1], final_v);
+  }
+  CHECK_OK(tether_runtime_free(rt));
+  for (int w = 0; w < WATCHERS; w++) {
+    free(chains[w].old_v);
+    free(chains[w].new_v);
+  }
+  return check_report("sync_direct_threads_chain_per_observer");
 }
