@@ -116,11 +116,15 @@ public final class Service {
         if let prefix = p.prefix {
             for name in store.names(withPrefix: prefix) { entry(name) }
         }
-        sendProgress(w)
+        // Flagged too: a resync of a prefix that no state matches sends no
+        // snapshot reply, and the client must still drop what it had
+        // (found by the fuzzer: a Watch from revision 0 after a Compact,
+        // with every state removed, looked like a clean resume).
+        sendProgress(w, resync: resync)
     }
 
-    private func sendProgress(_ w: Watcher) {
-        let reply = WatchReply(event: .progress, revision: store.revision, epoch: store.epoch)
+    private func sendProgress(_ w: Watcher, resync: Bool = false) {
+        let reply = WatchReply(event: .progress(resync: resync), revision: store.revision, epoch: store.epoch)
         w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
         w.sentRevision = store.revision
         w.sentSinceTick = true

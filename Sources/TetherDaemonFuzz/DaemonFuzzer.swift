@@ -624,7 +624,10 @@ final class Client {
                 if resync && !resynced { mirror = [:] }
                 resynced = resynced || resync
                 mirror[entry.name] = entry.value
-            case .progress:
+            case .progress(let resync):
+                // A resync that found no state to send ends here.
+                if resync && !resynced { mirror = [:] }
+                resynced = resynced || resync
                 if let last = lastSeen, w.revision < last { problems.append("progress at \(w.revision) after \(last)") }
                 if w.revision > storeRevision { problems.append("progress at \(w.revision), past the store's \(storeRevision)") }
                 lastSeen = w.revision

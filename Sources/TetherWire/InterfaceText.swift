@@ -241,9 +241,10 @@ method Declare(
 # progress reply, then one change reply per commit that touches the watch.
 # With from_revision: every change after that revision, then a progress
 # reply, then live. When the daemon no longer has that history, or epoch is
-# not the daemon's, it sends a fresh snapshot with resync set and then a
-# progress reply: the client replaces what it had (a state of a prefix
-# watch missing from the snapshot no longer exists). An idle watch gets a
+# not the daemon's, it sends a fresh snapshot and then a progress reply,
+# all with resync set (the progress too, so a resync that finds no state
+# to send is still seen): the client replaces what it had (a state of a
+# prefix watch missing from the snapshot no longer exists). An idle watch gets a
 # progress reply now and then. Every reply carries the daemon's epoch.
 method Watch(
   names: ?[]string,

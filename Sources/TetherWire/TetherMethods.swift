@@ -456,8 +456,9 @@ public struct WatchReply: WireStruct {
         /// The changes of the commit `revision` to the watched states, with
         /// the commit's tag and origin.
         case change([Change], tag: String?, origin: UInt64?)
-        /// Everything up to `revision` has been sent.
-        case progress
+        /// Everything up to `revision` has been sent; `resync` when it ends
+        /// a resync's snapshot (which may hold no state at all).
+        case progress(resync: Bool)
     }
 
     enum Kind: String, CaseIterable { case snapshot, change, progress }
@@ -488,7 +489,7 @@ public struct WatchReply: WireStruct {
             } ?? []
             event = .change(changes, tag: try f.optionalString("tag"), origin: try f.optionalOrigin("origin"))
         case .progress:
-            event = .progress
+            event = .progress(resync: try f.optionalBool("resync") ?? false)
         }
     }
 
@@ -508,10 +509,11 @@ public struct WatchReply: WireStruct {
             b["changes"] = .array(changes.map(\.wireValue))
             b.set("tag", tag)
             b.set("origin", origin: origin)
-        case .progress:
+        case .progress(let resync):
             b["event"] = .string(Kind.progress.rawValue)
             b.set("revision", revision)
             b.set("epoch", epoch)
+            if resync { b.set("resync", true) }
         }
         return b.value
     }

@@ -233,8 +233,8 @@ struct Watch: ParsableCommand {
 
             Without --from: a snapshot per state, a progress line, then a change line per \
             commit. With --from REV (and the --epoch REV belongs to, from an earlier line): \
-            every change after REV, then progress, then live; snapshots with "resync":true \
-            when the daemon no longer has that history.
+            every change after REV, then progress, then live; snapshots and then a progress \
+            line with "resync":true when the daemon no longer has that history.
 
             The stream goes on until SIGINT or SIGTERM (exit 0), until stdout closes (exit \
             0), or until --count change lines have been printed (--count 0: until the first \

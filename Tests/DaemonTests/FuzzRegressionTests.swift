@@ -29,6 +29,37 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertGreaterThan(count, 20)
     }
 
+    /// Found by the hour-long fuzz run (Tests/fuzz/regressions/resync-without-states):
+    /// a prefix watch resuming from history the log no longer holds, when
+    /// no state matches the prefix any more, got a resync snapshot of no
+    /// states, so nothing said "resync": the client kept the states it had,
+    /// which had all been removed. The progress that ends a resync is
+    /// flagged too.
+    func testAResyncWithNoStateToSendIsStillFlagged() throws {
+        let d = try InProcessDaemon()
+        let c = d.connect()
+        c.ok("io.tether.Set", ["name": "app.x", "value": .int(1)])                  // revision 1
+        let w = d.connect()
+        w.send("io.tether.Watch", ["prefix": "app.", "from_revision": 0, "epoch": "e1"], more: true)
+        XCTAssertEqual(w.replies().map { $0.parameters.string("event") }, ["change", "progress"], "history held: a replay")
+        c.ok("io.tether.Remove", ["name": "app.x"])                                 // revision 2
+        XCTAssertEqual(c.ok("io.tether.Compact").int("oldest_revision"), 1)
+        // A client that saw revision 0 (app.x did not exist yet) and one that
+        // saw 1 (app.x = 1) both need revision 2's removal, which only a
+        // resync can tell the first now.
+        let late = d.connect()
+        late.send("io.tether.Watch", ["prefix": "app.", "from_revision": 0, "epoch": "e1"], more: true)
+        let replies = late.replies()
+        XCTAssertEqual(replies.map { $0.parameters.string("event") }, ["progress"])
+        XCTAssertEqual(replies.first?.parameters.bool("resync"), true)
+        // History still held: a resume, not flagged.
+        let resumed = d.connect()
+        resumed.send("io.tether.Watch", ["prefix": "app.", "from_revision": 1, "epoch": "e1"], more: true)
+        let again = resumed.replies()
+        XCTAssertEqual(again.map { $0.parameters.string("event") }, ["change", "progress"])
+        XCTAssertNil(again.last?.parameters.bool("resync"))
+    }
+
     /// Found by the fuzzer (Tests/fuzz/regressions/path-watch-array-remove):
     /// removing the array element a path watch points at moves the next
     /// element into its place, and the watch was sent a remove.

@@ -141,7 +141,8 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
                      Change(name: "b", path: JSONPointer(tokens: ["x"]), write: .remove),
                      Change(name: "c", write: .remove)], tag: "sync", origin: 42),
             .change([Change(name: "a", write: .set(.int(1)))], tag: nil, origin: nil),
-            .progress,
+            .progress(resync: false),
+            .progress(resync: true),
         ]
         for event in replies {
             try roundTripReply(WatchReply(event: event, revision: 10, epoch: "4f1c"), method: "io.tether.Watch")

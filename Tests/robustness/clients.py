@@ -281,6 +281,8 @@ class Watcher:
                         entry.update(changes=reply.get("changes"), tag=reply.get("tag"), origin=reply.get("origin"))
                     elif event == "snapshot":
                         entry.update(state=reply.get("state"), resync=bool(reply.get("resync")))
+                    elif reply.get("resync"):
+                        entry.update(resync=True)  # the progress that ends a resync
                     self.record(**entry)
                     if event in ("change", "progress"):
                         self.last = reply["revision"]

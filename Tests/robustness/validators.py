@@ -382,6 +382,8 @@ def check_watch_resume(run):
                 if not first.get("resync"):
                     v.append("%s: resumed from %d with a snapshot not flagged resync" % (name, seg["from"]))
                 continue
+            if first["e"] == "progress" and first.get("resync"):
+                continue  # a resync that found no watched state
             upcoming = h.touching(covers, seg["from"], first["rev"])
             if first["e"] == "change":
                 if upcoming[:1] != [first["rev"]]:
@@ -437,7 +439,9 @@ def check_resyncs(run):
         for r in records:
             if r["k"] == "event":
                 epochs.add(r["epoch"])
-                if r["e"] == "snapshot" and r.get("resync"):
+                # Counted once, at the progress that ends it (a resync may
+                # have no snapshot reply).
+                if r["e"] == "progress" and r.get("resync"):
                     n += 1
                     if run.final["revision"] < capacity:
                         v.append("%s: a resync at revision %d although the log (%d commits) held the whole run"
