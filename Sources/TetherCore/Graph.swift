@@ -14,8 +14,9 @@ open class Graph {
     /// needed epoch base lives in `bases`; the subscriber list has no tail
     /// and the free list reuses its head (benchmark target: at most 64
     /// bytes per state, including the storage's growth slack).
+    @usableFromInline
     struct StateNode {
-        var value: Value
+        @usableFromInline var value: Value
         var typeLocked: Bool
         /// DescriptorFlags; details in `descriptors` (packs into padding).
         var described: DescriptorFlags = []
@@ -23,12 +24,12 @@ open class Graph {
         /// (GraphPaths.swift) hangs off its `StateBase`. In padding: the
         /// node stays 56 bytes.
         var pathReaders = false
-        var generation: UInt32       // 0 while the slot is free
+        @usableFromInline var generation: UInt32       // 0 while the slot is free
         var revision: UInt64
         /// Changes when the value changes, and goes back to an earlier version
         /// when the value goes back to what it was at the start of the current
         /// delivery epoch (42 -> 0 -> 42 in one batch is no change to readers).
-        var version: UInt64 = 0
+        @usableFromInline var version: UInt64 = 0
         var firstObserver: UInt32    // intrusive list, registration order
         var lastObserver: UInt32
         /// Readers (computeds, effects, trackings): a Link list, newest
@@ -94,7 +95,7 @@ open class Graph {
     }
 
     // Node storage (the layouts of derived nodes and links: GraphNodes.swift).
-    var states = NodeBuffer<StateNode>()
+    @usableFromInline var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
     var derived = NodeBuffer<DerivedNode>()
     var bases = NodeBuffer<StateBase>()
@@ -299,13 +300,19 @@ open class Graph {
         return StateID(index: index, generation: generation)
     }
 
-    @inline(__always)
-    func resolve(_ id: StateID) throws(TetherError) -> Int {
+    @inlinable @inline(__always)
+    final func resolve(_ id: StateID) throws(TetherError) -> Int {
         let i = Int(id.index)
         guard i < states.count, id.generation != 0, states[i].generation == id.generation else {
-            throw TetherError(.stale, "state handle is stale: it was freed, or never existed")
+            throw Graph.staleState()
         }
         return i
+    }
+
+    /// Out of line: the message is built only on the failure path.
+    @usableFromInline @inline(never)
+    static func staleState() -> TetherError {
+        TetherError(.stale, "state handle is stale: it was freed, or never existed")
     }
 
     /// Frees a state and its observers. Returns the sinks whose release the

@@ -53,10 +53,11 @@ struct Link {
 /// A source is a state, a derived node, or a part of a state read by path
 /// (a `PathNode`, GraphPaths.swift); the top two bits tell which. Indexes
 /// are below 2^24 (`Graph.maxNodes`), so both bits are free.
+@usableFromInline
 enum NodeRef {
     static let derivedBit: UInt32 = 1 << 31
     static let pathBit: UInt32 = 1 << 30
-    @inline(__always) static func state(_ i: Int) -> UInt32 { UInt32(i) }
+    @inlinable @inline(__always) static func state(_ i: Int) -> UInt32 { UInt32(i) }
     @inline(__always) static func derived(_ i: Int) -> UInt32 { UInt32(i) | derivedBit }
     @inline(__always) static func path(_ p: Int) -> UInt32 { UInt32(p) | pathBit }
     @inline(__always) static func isDerived(_ r: UInt32) -> Bool { r & derivedBit != 0 }

@@ -11,9 +11,10 @@ import Darwin
 /// elements through value witnesses on reads. Addressors here hand out the
 /// element's address, so `nodes[i].field = x` is one store. The owner calls
 /// `destroy()` exactly once (Graph's deinit).
+@usableFromInline
 struct NodeBuffer<Element> {
-    private(set) var base: UnsafeMutablePointer<Element>?
-    private(set) var count = 0
+    @usableFromInline private(set) var base: UnsafeMutablePointer<Element>?
+    @usableFromInline private(set) var count = 0
     private var capacity = 0
 
     init() {}
@@ -23,6 +24,7 @@ struct NodeBuffer<Element> {
     /// `resolve` bounds-checked; the checks were ~8% of a recompute in
     /// release (profiled: a compare and branch, plus the nil test of
     /// `base`, per field access).
+    @inlinable
     subscript(i: Int) -> Element {
         unsafeAddress {
             assert(i >= 0 && i < count, "node index out of range")

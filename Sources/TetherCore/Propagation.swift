@@ -117,7 +117,8 @@ extension Graph {
     /// field kept beside `evalStack` and `untrackedDepth`, so a read tests
     /// one word (three loads and a multiply before; profiled).
     @inline(__always)
-    func track(_ dep: UInt32, version: UInt64) {
+    @usableFromInline
+    final func track(_ dep: UInt32, version: UInt64) {
         let top = trackTarget
         guard top >= 0 else { return }
         let cursor = derived[top].cursor
