@@ -127,13 +127,13 @@ extension Runtimes {
             if engine.graph.computedIsUpToDate(HandleCodec.derivedID(c)) {
                 return readComputedLocked(engine, c, tracked: false, read, leave: { engine.lock.unlock() })
             }
-            // Any other outermost read may run compute callbacks: pinned, and
-            // under the delivery lock (taken here).
-            return engine.pinned {
-                guard let owns = engine.enterEvaluation() else { return .failure(staleError(.computed, c)) }
-                return readComputedLocked(engine, c, tracked: engine.graph.isEvaluating && !owns, read,
-                                          leave: { engine.leaveEvaluation(ownsDelivery: owns) })
-            }
+            // Any other outermost read may run compute callbacks: under the
+            // delivery lock (taken here), which keeps the runtime alive until
+            // `leaveEvaluation` (it pins the runtime when a callback freed it;
+            // pinning every such read cost an atomic retain and release).
+            guard let owns = engine.enterEvaluation() else { return .failure(staleError(.computed, c)) }
+            return readComputedLocked(engine, c, tracked: engine.graph.isEvaluating && !owns, read,
+                                      leave: { engine.leaveEvaluation(ownsDelivery: owns) })
         }
     }
 

@@ -171,19 +171,27 @@ extension Engine {
     /// holds `deliveryLock`, the lock that keeps callbacks from running
     /// concurrently. Returns nil (both locks released) if the runtime died
     /// meanwhile; otherwise whether the caller must release `deliveryLock`.
+    ///
+    /// The caller may hold the runtime borrowed: waiting for another
+    /// thread's delivery is pinned (that thread may free the runtime
+    /// meanwhile); once this thread holds the delivery lock the runtime
+    /// cannot go until `leaveEvaluation`, which pins it only if a callback
+    /// asked for its teardown.
     @usableFromInline
     func enterEvaluation() -> Bool? {
         if DeliveryContext.isDelivering(id) { return false }
         if deliveryLock.tryLock() { return true }
-        lock.unlock()
-        deliveryLock.lock()
-        lock.lock()
-        if dead {
+        return pinned { () -> Bool? in
             lock.unlock()
-            deliveryLock.unlock()
-            return nil
+            deliveryLock.lock()
+            lock.lock()
+            if dead {
+                lock.unlock()
+                deliveryLock.unlock()
+                return nil
+            }
+            return true
         }
-        return true
     }
 
     /// Ends `enterEvaluation`: entered with `lock` held, releases it, runs
@@ -220,8 +228,16 @@ extension Engine {
             teardownAsked = true  // a destroy function may have freed the runtime
         }
         if ownsDelivery {
-            deliveryLock.unlock()
-            if teardownAsked { finishTeardownIfOwed() }
+            if teardownAsked {
+                // Pinned before the delivery lock goes: the teardown may
+                // drop the last reference while this frame still runs.
+                let kept = Unmanaged.passUnretained(self).retain()
+                deliveryLock.unlock()
+                kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
+                kept.release()
+            } else {
+                deliveryLock.unlock()
+            }
         }
     }
 
