@@ -11,10 +11,10 @@
 ///   (profiled: ~300 of a SYNC notification's ~430 instructions were that
 ///   bookkeeping and the per-call record built from it);
 /// - the moment anything is written or queued while the calls run (a
-///   callback's write, another thread's), the calls not made yet become ordinary
-///   pending calls of the current round (`scheduleRemainingDirect`) and the
-///   queue takes over, so coalescing, rounds and ordering stay exactly the
-///   queue's;
+///   callback's write, another thread's), the calls not made yet become
+///   ordinary pending calls of the current round (`scheduleRemainingDirect`)
+///   and the queue takes over, so coalescing, rounds and ordering stay
+///   exactly the queue's;
 /// - the owner must hold the delivery lock from the write on, and makes
 ///   the calls or hands them to the queue (`scheduleDirectCall`) before it
 ///   releases the graph lock.
@@ -37,10 +37,10 @@ extension Graph {
     public var directCallCount: Int { directTargets.count }
 
     /// Whether `writeScalar` may leave its calls to the owner: every
-    /// observer of state `i` is a SYNC observer of the whole value, and no
-    /// SYNC call is queued (it would have to be ordered with these). The
-    /// owner allows it (`directCallsAllowed`) only outside callbacks and
-    /// batches.
+    /// observer of state `i` is a SYNC observer of the whole value, no SYNC
+    /// call is queued (it would have to be ordered with these), no batch is
+    /// open and no other direct call is being made. The owner allows it
+    /// (`directCallsAllowed`) only for writes from outside its callbacks.
     @inline(__always)
     func mayCallDirectly(_ i: Int) -> Bool {
         guard directCallsAllowed, directCall == nil, batchDepth == 0, syncQueue.isEmpty else { return false }
