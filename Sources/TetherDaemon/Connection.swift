@@ -57,17 +57,19 @@ final class Connection {
         }
     }
 
-    /// Writes the session's pending output; closes when the session asked.
+    /// Writes the session's output released for writing (its group
+    /// commit is durable); closes when the session asked and nothing of it
+    /// waits any more.
     func flush() {
         guard !closing else { return }
-        let bytes = session.takeOutput()
+        let bytes = session.takeReady()
         if !bytes.isEmpty { write(bytes) }
         if queuedBytes > Connection.maxQueuedBytes {
             daemon.log.event("slow-peer", "peer" => session.peer.description, "unwritten" => "\(queuedBytes)")
             close()
             return
         }
-        if let reason = session.closeReason {
+        if let reason = session.closeReason, !session.isHolding {
             daemon.log.event("close", "peer" => session.peer.description, "reason" => reason)
             shutdownThenClose()
         }

@@ -118,7 +118,9 @@ struct Tetherd: ParsableCommand {
             epoch = Tetherd.newEpoch()
             try sqlite.start(epoch: epoch)
         }
-        let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch, sink: sqlite)
+        // The SQLite work runs on the committer's sync thread from here on.
+        let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch,
+                              sink: GroupCommitter(inner: sqlite))
         try store.restore(states: contents.states, log: contents.log, revision: contents.revision)
         log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
                   "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
