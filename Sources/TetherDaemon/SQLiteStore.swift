@@ -34,10 +34,31 @@ public final class SQLiteStore: CommitSink {
     private var inTransaction = false
     private let logCapacity: Int
     private var lastRevision: UInt64 = 0
+    /// Checkpoints off the commit path (see Checkpointer).
+    private let checkpointer: Checkpointer
+    /// WAL pages after the last commit (SQLite's WAL hook says).
+    public private(set) var walPages: Int32 = 0
+    /// WAL pages when the checkpointer was last asked (once per 1,000 new
+    /// pages, not after every commit past the threshold).
+    private var pokedAt: Int32 = 0
 
-    public init(directory: String, durability: Durability, logCapacity: Int) throws(TetherError) {
+    /// Past this many WAL pages the checkpointer thread is asked to copy
+    /// the WAL back (SQLite's own automatic threshold by default).
+    let checkpointPages: Int32
+    /// Past this many the writer checkpoints itself after its commit: a
+    /// writer that never pauses keeps the background checkpoint from ever
+    /// finishing the whole WAL (the WAL only starts over when a
+    /// checkpoint copied all of it before the next write), so this bounds
+    /// the file; what it copies is what the background one had not yet.
+    let inlineCheckpointPages: Int32
+
+    public init(directory: String, durability: Durability, logCapacity: Int,
+                checkpointPages: Int32 = 1000, inlineCheckpointPages: Int32 = 8000) throws(TetherError) {
         path = directory + "/tether.db"
+        self.checkpointPages = max(1, checkpointPages)
+        self.inlineCheckpointPages = max(self.checkpointPages, inlineCheckpointPages)
         self.logCapacity = max(1, logCapacity)
+        checkpointer = Checkpointer(path: path)
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         db = handle
@@ -49,6 +70,12 @@ public final class SQLiteStore: CommitSink {
         }
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        // No checkpoint inside a commit: the WAL hook pokes the checkpointer.
+        try exec("PRAGMA wal_autocheckpoint=0")
+        sqlite3_wal_hook(db, { context, _, _, pages in
+            Unmanaged<SQLiteStore>.fromOpaque(context!).takeUnretainedValue().walPages = pages
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
         // WITHOUT ROWID: a state is one B-tree entry keyed by its name (a
         // rowid table with a text key changes the table and its index:
         // measured 4.45 WAL pages per one-state commit before).
@@ -62,6 +89,7 @@ public final class SQLiteStore: CommitSink {
     }
 
     deinit {
+        checkpointer.stop()
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close(db)
     }
@@ -159,6 +187,22 @@ public final class SQLiteStore: CommitSink {
         }
         try exec("COMMIT")
         inTransaction = false
+        checkpointIfLarge()
+    }
+
+    /// After a commit: a WAL past the threshold is copied back, by the
+    /// checkpointer, or here when it grew too large meanwhile.
+    private func checkpointIfLarge() {
+        if walPages >= inlineCheckpointPages {
+            // BUSY (the checkpointer is at it) leaves it to the next commit.
+            if sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK { walPages = 0 }
+        } else {
+            if walPages < pokedAt { pokedAt = 0 }  // the WAL started over
+            if walPages >= pokedAt + checkpointPages {
+                pokedAt = walPages
+                checkpointer.poke()
+            }
+        }
     }
 
     public func compact(through revision: UInt64) throws {
