@@ -36,6 +36,9 @@ public final class GroupCommitter: CommitSink {
     static let maxForming = 100_000
 
     private let inner: CommitSink
+    /// Whether a lone commit with nothing in flight is synced on the loop
+    /// thread (see `endOfTurn`); tests of the pipeline turn it off.
+    private let syncLoneCommitsHere: Bool
 
     // The loop thread's side.
     private var forming: [Op] = []
@@ -55,8 +58,9 @@ public final class GroupCommitter: CommitSink {
 
     /// `notify` is called on the sync thread each time a group is durable
     /// (nil: nobody is told; the owner calls `collect`).
-    public init(inner: CommitSink, notify: (() -> Void)? = nil) {
+    public init(inner: CommitSink, notify: (() -> Void)? = nil, syncLoneCommitsHere: Bool = true) {
         self.inner = inner
+        self.syncLoneCommitsHere = syncLoneCommitsHere
         self.notify = notify
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(changed, nil)
@@ -132,7 +136,15 @@ public final class GroupCommitter: CommitSink {
     public func endOfTurn() -> UInt64 {
         if forming.isEmpty { return submitted }
         if submitted == completed {
-            submit()
+            if forming.count == 1 && syncLoneCommitsHere {
+                // A lone commit with nothing in flight (one client, one call
+                // at a time): sync it here. Handing it over would add two
+                // thread wake-ups (the sync thread's, then the loop's
+                // uv_async) to a round trip that nothing else overlaps.
+                syncHere()
+            } else {
+                submit()
+            }
             return submitted
         }
         if forming.count > GroupCommitter.maxForming {
@@ -166,6 +178,21 @@ public final class GroupCommitter: CommitSink {
         }
     }
 
+    /// Records and syncs the forming group on the loop thread: the sync
+    /// thread is idle (every group handed to it is finished), so the inner
+    /// sink is the loop's for the while, as in `snapshot`.
+    private func syncHere() {
+        submitted += 1
+        let ops = forming
+        forming = []
+        apply(ops)
+        completed = submitted
+        pthread_mutex_lock(mutex)
+        finished = submitted
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
+    }
+
     private func submit() {
         submitted += 1
         let ops = forming
@@ -182,6 +209,24 @@ public final class GroupCommitter: CommitSink {
         pthread_mutex_unlock(mutex)
     }
 
+    /// One group into the inner sink, synced.
+    private func apply(_ ops: [Op]) {
+        do {
+            for op in ops {
+                switch op {
+                case .record(let commit, let states): try inner.record(commit, states: states)
+                case .describe(let name, let descriptor): try inner.describe(name, descriptor)
+                case .compact(let revision): try inner.compact(through: revision)
+                }
+            }
+            try inner.sync()
+        } catch {
+            // Replies wait for this group: none can be sent truthfully.
+            // The daemon stops; the store decides what survives.
+            fatalError("tetherd: the store failed to sync: \(error)")
+        }
+    }
+
     // MARK: The sync thread
 
     private func work() {
@@ -193,20 +238,7 @@ public final class GroupCommitter: CommitSink {
                 return
             }
             pthread_mutex_unlock(mutex)
-            do {
-                for op in group.ops {
-                    switch op {
-                    case .record(let commit, let states): try inner.record(commit, states: states)
-                    case .describe(let name, let descriptor): try inner.describe(name, descriptor)
-                    case .compact(let revision): try inner.compact(through: revision)
-                    }
-                }
-                try inner.sync()
-            } catch {
-                // Replies wait for this group: none can be sent truthfully.
-                // The daemon stops; the store decides what survives.
-                fatalError("tetherd: the store failed to sync: \(error)")
-            }
+            apply(group.ops)
             pthread_mutex_lock(mutex)
             pendingGroup = nil
             finished = group.id

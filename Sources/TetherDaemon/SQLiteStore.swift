@@ -195,7 +195,7 @@ public final class SQLiteStore: CommitSink {
     public func start(epoch: String) throws(TetherError) {
         try begin()
         try run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { $0.bind(1, epoch) }
-        try exec("COMMIT")
+        try run("COMMIT") { _ in }
         inTransaction = false
     }
 
@@ -249,7 +249,7 @@ public final class SQLiteStore: CommitSink {
                 prunedThrough = oldest
             }
         }
-        try exec("COMMIT")
+        try run("COMMIT") { _ in }
         inTransaction = false
         checkpointIfLarge()
     }
@@ -469,7 +469,7 @@ public final class SQLiteStore: CommitSink {
 
     private func begin() throws(TetherError) {
         guard !inTransaction else { return }
-        try exec("BEGIN IMMEDIATE")
+        try run("BEGIN IMMEDIATE") { _ in }  // prepared once (sqlite3_exec compiles each time)
         inTransaction = true
     }
 

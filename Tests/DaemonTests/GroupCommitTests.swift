@@ -54,8 +54,8 @@ final class GroupCommitTests: XCTestCase {
         let service: Service
         let groupDone = DispatchSemaphore(value: 0)
 
-        init() throws {
-            committer = GroupCommitter(inner: sink)
+        init(syncLoneCommitsHere: Bool = false) throws {
+            committer = GroupCommitter(inner: sink, syncLoneCommitsHere: syncLoneCommitsHere)
             store = try Store(epoch: "e1", sink: committer)
             service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
             let done = groupDone
@@ -180,6 +180,28 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertNil(replies.first?.error)
         XCTAssertEqual(replies.last?.error, "io.tether.LimitExceeded")
         XCTAssertFalse(c.session.isHolding)
+    }
+
+    func testALoneCommitWithNothingInFlightIsSyncedOnTheLoopThread() throws {
+        let h = try Harness(syncLoneCommitsHere: true)
+        let c = h.connect()
+        h.sink.open()  // the sync below runs on this thread: let it through first
+        c.send("io.tether.Set", ["name": "a", "value": 1])
+        let ready = h.service.endOfTurn()
+        XCTAssertEqual(h.sink.durableRevisions, [1], "synced before the turn ended")
+        XCTAssertTrue(ready.contains { $0 === c.session }, "no wait for the sync thread")
+        XCTAssertEqual(c.written().first?.parameters.int("revision"), 1)
+        XCTAssertEqual(h.committer.completed, 1)
+
+        // Two commits in a turn go to the sync thread as before.
+        let d = h.connect()
+        c.send("io.tether.Set", ["name": "a", "value": 2])
+        d.send("io.tether.Set", ["name": "b", "value": 2])
+        XCTAssertTrue(h.service.endOfTurn().isEmpty)
+        _ = h.syncOneGroup()
+        XCTAssertEqual(h.sink.durableRevisions, [1, 2, 3])
+        XCTAssertEqual(c.written().count, 1)
+        XCTAssertEqual(d.written().count, 1)
     }
 
     func testDrainMakesEverythingDurable() throws {
