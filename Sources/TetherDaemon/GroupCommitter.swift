@@ -46,6 +46,16 @@ public final class GroupCommitter: CommitSink {
     public private(set) var submitted: UInt64 = 0
     /// Groups the loop knows to be durable (≤ submitted).
     public private(set) var completed: UInt64 = 0
+    /// Whether the load looks serial: the last group held one commit and
+    /// nothing arrived while it synced (one client, one call at a time).
+    /// Only then is a lone commit synced on the loop thread: with several
+    /// clients a turn often holds one commit too (the first call of a
+    /// cohort whose replies were just written), and syncing it here would
+    /// stall the rest of the cohort behind it (measured: 16 clients fell
+    /// back to the unpipelined 7.6 commits per fsync).
+    private var serial = false
+    /// Commits in the group in flight.
+    private var inFlightCount = 0
 
     // Shared, under `mutex`.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -136,7 +146,8 @@ public final class GroupCommitter: CommitSink {
     public func endOfTurn() -> UInt64 {
         if forming.isEmpty { return submitted }
         if submitted == completed {
-            if forming.count == 1 && syncLoneCommitsHere {
+            if forming.count > 1 { serial = false }
+            if forming.count == 1 && serial && syncLoneCommitsHere {
                 // A lone commit with nothing in flight (one client, one call
                 // at a time): sync it here. Handing it over would add two
                 // thread wake-ups (the sync thread's, then the loop's
@@ -147,6 +158,7 @@ public final class GroupCommitter: CommitSink {
             }
             return submitted
         }
+        serial = false  // commits arrived while a group synced
         if forming.count > GroupCommitter.maxForming {
             waitFor(submitted)
             collect()  // hands the forming group over
@@ -164,7 +176,14 @@ public final class GroupCommitter: CommitSink {
         pthread_mutex_unlock(mutex)
         guard done > completed else { return false }
         completed = done
-        if completed == submitted && !forming.isEmpty { submit() }
+        if completed == submitted {
+            if forming.isEmpty {
+                if inFlightCount == 1 { serial = true }
+            } else {
+                serial = false
+                submit()
+            }
+        }
         return true
     }
 
@@ -197,6 +216,7 @@ public final class GroupCommitter: CommitSink {
         submitted += 1
         let ops = forming
         forming = []
+        inFlightCount = ops.count
         pthread_mutex_lock(mutex)
         pendingGroup = (submitted, ops)
         pthread_cond_broadcast(changed)

@@ -182,26 +182,39 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertFalse(c.session.isHolding)
     }
 
-    func testALoneCommitWithNothingInFlightIsSyncedOnTheLoopThread() throws {
+    func testLoneCommitsOfASerialLoadAreSyncedOnTheLoopThread() throws {
         let h = try Harness(syncLoneCommitsHere: true)
         let c = h.connect()
-        h.sink.open()  // the sync below runs on this thread: let it through first
+        // The first lone commit goes to the sync thread: nothing says yet
+        // that the load is serial.
         c.send("io.tether.Set", ["name": "a", "value": 1])
-        let ready = h.service.endOfTurn()
-        XCTAssertEqual(h.sink.durableRevisions, [1], "synced before the turn ended")
-        XCTAssertTrue(ready.contains { $0 === c.session }, "no wait for the sync thread")
-        XCTAssertEqual(c.written().first?.parameters.int("revision"), 1)
-        XCTAssertEqual(h.committer.completed, 1)
-
-        // Two commits in a turn go to the sync thread as before.
-        let d = h.connect()
-        c.send("io.tether.Set", ["name": "a", "value": 2])
-        d.send("io.tether.Set", ["name": "b", "value": 2])
         XCTAssertTrue(h.service.endOfTurn().isEmpty)
         _ = h.syncOneGroup()
-        XCTAssertEqual(h.sink.durableRevisions, [1, 2, 3])
+        XCTAssertEqual(c.written().count, 1)
+
+        // It held one commit and nothing arrived meanwhile: the next lone
+        // commit is synced here, before the turn ends.
+        h.sink.open()  // the sync below runs on this thread: let it through first
+        c.send("io.tether.Set", ["name": "a", "value": 2])
+        let ready = h.service.endOfTurn()
+        XCTAssertEqual(h.sink.durableRevisions, [1, 2], "synced before the turn ended")
+        XCTAssertTrue(ready.contains { $0 === c.session }, "no wait for the sync thread")
+        XCTAssertEqual(c.written().first?.parameters.int("revision"), 2)
+
+        // Two commits in a turn: the sync thread, and the load is no
+        // longer taken for serial.
+        let d = h.connect()
+        c.send("io.tether.Set", ["name": "a", "value": 3])
+        d.send("io.tether.Set", ["name": "b", "value": 3])
+        XCTAssertTrue(h.service.endOfTurn().isEmpty)
+        _ = h.syncOneGroup()
         XCTAssertEqual(c.written().count, 1)
         XCTAssertEqual(d.written().count, 1)
+        c.send("io.tether.Set", ["name": "a", "value": 5])
+        XCTAssertTrue(h.service.endOfTurn().isEmpty, "a lone commit of a busy load waits for the sync thread")
+        _ = h.syncOneGroup()
+        XCTAssertEqual(h.sink.durableRevisions, [1, 2, 3, 4, 5])
+        XCTAssertEqual(c.written().count, 1)
     }
 
     func testDrainMakesEverythingDurable() throws {
