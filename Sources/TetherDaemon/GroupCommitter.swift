@@ -5,23 +5,25 @@ import TetherWire
 /// Pipelined group commit: a `CommitSink` in front of a durable one (the
 /// SQLite store) that does the durable work on a thread of its own.
 ///
-/// The loop thread records commits into the *forming* group, in memory
-/// (no SQLite, no I/O). At the end of a loop turn (`endOfTurn`) the forming
-/// group is handed to the sync thread, which records it into the inner sink
-/// and syncs it (one transaction, one fsync under `--durability full`),
-/// while the loop goes on applying the next turn's commits into the next
-/// forming group. One group is in flight at a time: what arrives while it
-/// syncs becomes the next group, handed over as soon as it is done (so the
-/// groups grow with the load, as Redis's `appendfsync always` does).
+/// The loop thread records commits in memory (no SQLite, no I/O). At the
+/// end of each loop turn (`endOfTurn`) the turn's commits are queued for
+/// the sync thread, numbered (a *turn group*). The sync thread takes
+/// everything queued at once, records it into the inner sink and syncs it
+/// (one transaction, one fsync under `--durability full`), then takes
+/// whatever was queued meanwhile, and so on: the groups grow with the load,
+/// as Redis's `appendfsync always` does, and the sync thread never waits
+/// for the loop to hand a group over (it did at first, in the loop's
+/// uv_async callback, which ran only after the loop's current reads: the
+/// fsync rate stayed where the unpipelined daemon's was).
 ///
 /// Nothing here decides what a client sees: every turn's output is tagged
-/// with the group `endOfTurn` returns and written only once `completed`
+/// with the number `endOfTurn` returns and written only once `completed`
 /// reaches it (`Service.endOfTurn`, `Service.groupsDurable`).
 ///
 /// Threads: every method runs on the loop thread, except what the sync
 /// thread does inside `work()`; the `notify` closure is called on the sync
-/// thread (the daemon passes a uv_async_send) after each group, under the
-/// committer's mutex: once a wait saw a group finished, its notify is done
+/// thread (the daemon passes a uv_async_send) after each sync, under the
+/// committer's mutex: once a wait saw a turn finished, its notify is done
 /// (so the daemon can close its uv_async after `drain`).
 public final class GroupCommitter: CommitSink {
     /// One thing the inner sink is told, in the order it happened.
@@ -31,37 +33,40 @@ public final class GroupCommitter: CommitSink {
         case compact(UInt64)
     }
 
-    /// A forming group past this many ops waits for the group in flight
-    /// (the loop blocks instead of buffering without bound).
-    static let maxForming = 100_000
+    /// Past this many queued ops the loop waits for the sync thread
+    /// (it blocks instead of buffering without bound).
+    static let maxQueued = 100_000
 
     private let inner: CommitSink
-    /// Whether a lone commit with nothing in flight is synced on the loop
-    /// thread (see `endOfTurn`); tests of the pipeline turn it off.
+    /// Whether a lone commit of a serial load is synced on the loop thread
+    /// (see `endOfTurn`); tests of the pipeline turn it off.
     private let syncLoneCommitsHere: Bool
 
     // The loop thread's side.
     private var forming: [Op] = []
-    /// Groups handed to the sync thread, numbered from 1.
+    /// Turns whose commits were queued (or synced here), numbered from 1.
     public private(set) var submitted: UInt64 = 0
-    /// Groups the loop knows to be durable (≤ submitted).
+    /// Turns the loop knows to be durable (≤ submitted).
     public private(set) var completed: UInt64 = 0
-    /// Whether the load looks serial: the last group held one commit and
-    /// nothing arrived while it synced (one client, one call at a time).
-    /// Only then is a lone commit synced on the loop thread: with several
+    /// Whether the load looks serial: the last sync held one commit and
+    /// nothing was queued after it (one client, one call at a time). Only
+    /// then is a lone commit synced on the loop thread: with several
     /// clients a turn often holds one commit too (the first call of a
     /// cohort whose replies were just written), and syncing it here would
     /// stall the rest of the cohort behind it (measured: 16 clients fell
     /// back to the unpipelined 7.6 commits per fsync).
     private var serial = false
-    /// Commits in the group in flight.
-    private var inFlightCount = 0
 
     // Shared, under `mutex`.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var pendingGroup: (id: UInt64, ops: [Op])?
+    /// Turns queued for the sync thread, oldest first.
+    private var queue: [(turn: UInt64, ops: [Op])] = []
+    private var queuedOps = 0
+    /// The newest turn synced.
     private var finished: UInt64 = 0
+    /// Ops in the newest sync (1: a lone commit).
+    private var lastSyncOps = 0
     private var stopping = false
     private var notify: (() -> Void)?
     private var thread: pthread_t?
@@ -138,68 +143,49 @@ public final class GroupCommitter: CommitSink {
 
     // MARK: Turns (the loop thread)
 
-    /// The end of a loop turn: hands the forming group over when no group
-    /// is in flight. Returns the group that must be durable before the
-    /// turn's output may be written: the one holding its commits, or, for
-    /// a turn that committed nothing, the newest one already handed over
-    /// (the turn may have read values that group made).
+    /// The end of a loop turn: queues its commits for the sync thread.
+    /// Returns the turn that must be durable before the turn's output may
+    /// be written: this one, or, for a turn that committed nothing, the
+    /// newest one queued (the turn may have read values it made).
     public func endOfTurn() -> UInt64 {
         if forming.isEmpty { return submitted }
-        if submitted == completed {
-            if forming.count > 1 { serial = false }
-            if forming.count == 1 && serial && syncLoneCommitsHere {
-                // A lone commit with nothing in flight (one client, one call
-                // at a time): sync it here. Handing it over would add two
-                // thread wake-ups (the sync thread's, then the loop's
-                // uv_async) to a round trip that nothing else overlaps.
-                syncHere()
-            } else {
-                submit()
-            }
+        if submitted == completed && forming.count == 1 && serial && syncLoneCommitsHere {
+            // A lone commit with nothing in flight (one client, one call at
+            // a time): sync it here. Handing it over would add two thread
+            // wake-ups (the sync thread's, then the loop's uv_async) to a
+            // round trip that nothing else overlaps.
+            syncHere()
             return submitted
         }
-        serial = false  // commits arrived while a group synced
-        if forming.count > GroupCommitter.maxForming {
-            waitFor(submitted)
-            collect()  // hands the forming group over
-            return submitted
-        }
-        return submitted + 1  // handed over when the group in flight is done
+        if submitted != completed || forming.count > 1 { serial = false }
+        submit()
+        return submitted
     }
 
-    /// Takes note of the groups the sync thread finished, and hands the
-    /// next forming group over. Returns whether `completed` moved.
+    /// Takes note of the turns the sync thread made durable. Returns
+    /// whether `completed` moved.
     @discardableResult
     public func collect() -> Bool {
         pthread_mutex_lock(mutex)
         let done = finished
+        let lone = lastSyncOps == 1
         pthread_mutex_unlock(mutex)
         guard done > completed else { return false }
         completed = done
-        if completed == submitted {
-            if forming.isEmpty {
-                if inFlightCount == 1 { serial = true }
-            } else {
-                serial = false
-                submit()
-            }
-        }
+        if completed == submitted && lone { serial = true }
         return true
     }
 
     /// Blocks until everything recorded so far is durable.
     public func drain() {
-        while true {
-            if completed == submitted && !forming.isEmpty { submit() }
-            if completed == submitted { return }
-            waitFor(submitted)
-            collect()
-        }
+        if !forming.isEmpty { submit() }
+        waitFor(submitted)
+        collect()
     }
 
-    /// Records and syncs the forming group on the loop thread: the sync
-    /// thread is idle (every group handed to it is finished), so the inner
-    /// sink is the loop's for the while, as in `snapshot`.
+    /// Records and syncs the turn's commits on the loop thread: the sync
+    /// thread is idle (every turn queued is finished), so the inner sink
+    /// is the loop's for the while, as in `snapshot`.
     private func syncHere() {
         submitted += 1
         let ops = forming
@@ -208,6 +194,7 @@ public final class GroupCommitter: CommitSink {
         completed = submitted
         pthread_mutex_lock(mutex)
         finished = submitted
+        lastSyncOps = ops.count
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
     }
@@ -216,16 +203,18 @@ public final class GroupCommitter: CommitSink {
         submitted += 1
         let ops = forming
         forming = []
-        inFlightCount = ops.count
         pthread_mutex_lock(mutex)
-        pendingGroup = (submitted, ops)
+        queue.append((submitted, ops))
+        queuedOps += ops.count
+        let tooMany = queuedOps > GroupCommitter.maxQueued
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
+        if tooMany { waitFor(submitted - 1) }  // memory stays bounded
     }
 
-    private func waitFor(_ group: UInt64) {
+    private func waitFor(_ turn: UInt64) {
         pthread_mutex_lock(mutex)
-        while finished < group { pthread_cond_wait(changed, mutex) }
+        while finished < turn { pthread_cond_wait(changed, mutex) }
         pthread_mutex_unlock(mutex)
     }
 
@@ -252,16 +241,25 @@ public final class GroupCommitter: CommitSink {
     private func work() {
         while true {
             pthread_mutex_lock(mutex)
-            while pendingGroup == nil && !stopping { pthread_cond_wait(changed, mutex) }
-            guard let group = pendingGroup else {
+            while queue.isEmpty && !stopping { pthread_cond_wait(changed, mutex) }
+            if queue.isEmpty {  // stopping, and everything synced
                 pthread_mutex_unlock(mutex)
                 return
             }
+            let batch = queue
+            queue = []
+            queuedOps = 0
             pthread_mutex_unlock(mutex)
-            apply(group.ops)
+            var count = 0
+            var ops: [Op] = []
+            for turn in batch {
+                count += turn.ops.count
+                ops.append(contentsOf: turn.ops)
+            }
+            apply(ops)
             pthread_mutex_lock(mutex)
-            pendingGroup = nil
-            finished = group.id
+            finished = batch[batch.count - 1].turn
+            lastSyncOps = queue.isEmpty ? count : 0  // a lone commit, and nothing after it
             pthread_cond_broadcast(changed)
             notify?()
             pthread_mutex_unlock(mutex)

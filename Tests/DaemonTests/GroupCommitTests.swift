@@ -16,6 +16,7 @@ final class GroupCommitTests: XCTestCase {
         private let lock = NSCondition()
         private var opened = 0
         private var syncs = 0
+        private var entered = 0
         private(set) var recorded: [UInt64] = []
         private(set) var durable: [UInt64] = []
 
@@ -32,9 +33,19 @@ final class GroupCommitTests: XCTestCase {
 
         func sync() throws {
             lock.lock()
+            entered += 1
+            lock.broadcast()
             while opened <= syncs { lock.wait() }
             syncs += 1
             durable = recorded
+            lock.unlock()
+        }
+
+        /// Waits until the sync thread is inside its `n`th sync (so what is
+        /// queued from now on is the next group, not part of this one).
+        func waitUntilSyncing(_ n: Int) {
+            lock.lock()
+            while entered < n { lock.wait() }
             lock.unlock()
         }
 
@@ -120,6 +131,7 @@ final class GroupCommitTests: XCTestCase {
         let writer = h.connect(), other = h.connect()
         writer.send("io.tether.Set", ["name": "a", "value": 1])
         _ = h.service.endOfTurn()  // group 1 in flight, its sync held
+        h.sink.waitUntilSyncing(1)
 
         // Turn 2, while group 1 syncs: a Get on the same connection reads
         // in memory at once, but is written after the Set's reply; another
@@ -127,12 +139,13 @@ final class GroupCommitTests: XCTestCase {
         writer.send("io.tether.Get", ["name": "a"])
         other.send("io.tether.Set", ["name": "b", "value": 2])
         XCTAssertTrue(h.service.endOfTurn().isEmpty)
-        XCTAssertEqual(h.committer.submitted, 1, "one group in flight; the next one forms")
+        XCTAssertEqual(h.committer.submitted, 2, "turn 2 is queued for the sync thread at once")
         XCTAssertEqual(h.store.revision, 2, "turn 2 was applied in memory")
+        XCTAssertEqual(h.sink.durableRevisions, [])
 
-        _ = h.syncOneGroup()  // group 1 durable; group 2 handed over
+        _ = h.syncOneGroup()  // turn 1 durable; the sync thread took turn 2 by itself
         XCTAssertEqual(h.sink.durableRevisions, [1])
-        XCTAssertEqual(h.committer.submitted, 2)
+        XCTAssertEqual(h.committer.completed, 1)
         let first = writer.written()
         XCTAssertEqual(first.count, 1, "the Get waits: it was answered after revision 2 was applied")
         XCTAssertEqual(first.first?.parameters.int("revision"), 1)
