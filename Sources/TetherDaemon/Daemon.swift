@@ -180,7 +180,14 @@ public final class Daemon {
     /// (group commit), and whatever output is already durable is written;
     /// the rest is written by `groupsDurable` when its group is synced.
     private func endOfTurn() {
-        for session in service.endOfTurn() { session.connection?.flush() }
+        var ready = service.endOfTurn()
+        while !ready.isEmpty {
+            for session in ready { session.connection?.flush() }
+            // A watch that caught up while being written has output of its
+            // own now: this turn's end writes it too (no later event may come).
+            guard service.hasPending else { break }
+            ready = service.endOfTurn()
+        }
     }
 
     /// The sync thread finished a group (its uv_async): write what waited

@@ -81,6 +81,9 @@ public final class Service {
         return release()
     }
 
+    /// Whether a session has output made since the last `endOfTurn`.
+    public var hasPending: Bool { !pending.isEmpty }
+
     /// The sync thread finished a group (called on the loop thread): the
     /// sessions whose output may now be written.
     public func groupsDurable() -> [Session] {
