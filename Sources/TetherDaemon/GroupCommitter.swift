@@ -33,6 +33,17 @@ public final class GroupCommitter: CommitSink {
         case compact(UInt64)
     }
 
+    /// Where a group is synced.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// On the sync thread, while the loop applies the next turn.
+        case pipelined
+        /// On the loop thread at the end of each turn, before its output
+        /// is written (the daemon before the pipeline): no thread, no
+        /// hand-over. Faster when the daemon has one CPU to itself, as in
+        /// `make bench` (docs/daemon-performance.md, "Durable commits").
+        case inline
+    }
+
     /// Past this many queued ops the loop waits for the sync thread
     /// (it blocks instead of buffering without bound).
     static let maxQueued = 100_000
@@ -41,6 +52,7 @@ public final class GroupCommitter: CommitSink {
     /// Whether a lone commit of a serial load is synced on the loop thread
     /// (see `endOfTurn`); tests of the pipeline turn it off.
     private let syncLoneCommitsHere: Bool
+    public let mode: Mode
 
     // The loop thread's side.
     private var forming: [Op] = []
@@ -73,12 +85,14 @@ public final class GroupCommitter: CommitSink {
 
     /// `notify` is called on the sync thread each time a group is durable
     /// (nil: nobody is told; the owner calls `collect`).
-    public init(inner: CommitSink, notify: (() -> Void)? = nil, syncLoneCommitsHere: Bool = true) {
+    public init(inner: CommitSink, mode: Mode = .pipelined, notify: (() -> Void)? = nil, syncLoneCommitsHere: Bool = true) {
         self.inner = inner
+        self.mode = mode
         self.syncLoneCommitsHere = syncLoneCommitsHere
         self.notify = notify
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(changed, nil)
+        if mode == .inline { return }  // no sync thread
         var t = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()  // the thread's reference, released when it ends
         let rc = pthread_create(&t, nil, { context in
@@ -149,6 +163,10 @@ public final class GroupCommitter: CommitSink {
     /// newest one queued (the turn may have read values it made).
     public func endOfTurn() -> UInt64 {
         if forming.isEmpty { return submitted }
+        if mode == .inline {
+            syncHere()
+            return submitted
+        }
         if submitted == completed && forming.count == 1 && serial && syncLoneCommitsHere {
             // A lone commit with nothing in flight (one client, one call at
             // a time): sync it here. Handing it over would add two thread
@@ -178,6 +196,10 @@ public final class GroupCommitter: CommitSink {
 
     /// Blocks until everything recorded so far is durable.
     public func drain() {
+        if mode == .inline {
+            if !forming.isEmpty { syncHere() }
+            return
+        }
         if !forming.isEmpty { submit() }
         waitFor(submitted)
         collect()

@@ -230,6 +230,25 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(c.written().count, 1)
     }
 
+    func testInlineModeSyncsEveryTurnBeforeItsOutputIsWritten() throws {
+        let sink = GatedSink()
+        let committer = GroupCommitter(inner: sink, mode: .inline)
+        defer { committer.close() }
+        let store = try Store(epoch: "e1", sink: committer)
+        let service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
+        let c = Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())))
+        let d = Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())))
+        sink.open()  // the sync runs on this thread, inside endOfTurn
+        c.send("io.tether.Set", ["name": "a", "value": 1])
+        d.send("io.tether.Set", ["name": "b", "value": 2])
+        XCTAssertEqual(sink.durableRevisions, [], "nothing synced before the end of the turn")
+        let ready = service.endOfTurn()
+        XCTAssertEqual(sink.durableRevisions, [1, 2], "one sync for the turn's two commits")
+        XCTAssertEqual(ready.count, 2)
+        XCTAssertEqual(c.written().first?.parameters.int("revision"), 1)
+        XCTAssertEqual(d.written().first?.parameters.int("revision"), 2)
+    }
+
     func testDrainMakesEverythingDurable() throws {
         let h = try Harness()
         let c = h.connect()
