@@ -33,12 +33,13 @@ static void connect_jobs(tether_runtime_t *rt, tether_remote_t *daemon, tether_s
 }
 
 /* Another process: connected before the crash, it writes once the daemon is back. */
-static int producer(int go) {
+static int producer(int go, int ready) {
   tether_runtime_t rt;
   tether_remote_t daemon;
   tether_state_t jobs;
   char byte;
   connect_jobs(&rt, &daemon, &jobs);
+  CHECK(write(ready, "r", 1) == 1);              /* connected: the crash may come */
   CHECK(read(go, &byte, 1) == 1);                /* the daemon was killed */
   CHECK_OK(tether_remote_wait(daemon, 30000));    /* ...and is back */
   for (int i = 0; i < 3; i++) CHECK_OK(tether_state_set_path_json(jobs, "/-", "\"b\"", -1));
@@ -48,11 +49,12 @@ static int producer(int go) {
 }
 
 int main(void) {
-  int go[2], status = 0;
+  int go[2], ready[2], status = 0;
+  char byte;
   const char *daemon_pid = getenv("TETHERD_PID"); /* set by the harness */
-  if (!CHECK(daemon_pid && pipe(go) == 0)) return check_report("daemon_restart");
+  if (!CHECK(daemon_pid && pipe(go) == 0 && pipe(ready) == 0)) return check_report("daemon_restart");
   pid_t child = fork(); /* before any runtime */
-  if (child == 0) return producer(go[0]);
+  if (child == 0) return producer(go[0], ready[1]);
 
   tether_runtime_t rt;
   tether_remote_t daemon;
@@ -63,6 +65,7 @@ int main(void) {
   CHECK_OK(tether_state_set_json(jobs, "[\"a\"]", -1)); /* acknowledged: on disk */
   CHECK_OK(tether_state_set_path_json(jobs, "/-", "\"a\"", -1));
 
+  CHECK(read(ready[0], &byte, 1) == 1);   /* the producer is connected too */
   kill((pid_t)atoi(daemon_pid), SIGKILL); /* the daemon crashes */
   CHECK(write(go[1], "g", 1) == 1);
   CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
