@@ -20,6 +20,12 @@
 #   make check-install  install into a temp prefix and build a program there
 #                       with nothing but pkg-config
 #   make asan | tsan | valgrind    the C harness under a sanitizer (CASE= too)
+#   make asan-daemon    tetherd itself under ASan (+ UBSan on its C parts):
+#                       the daemon-backed C lessons and cases, the robustness
+#                       test (ROBUSTNESS_SECONDS, 30) and a tetherctl workload
+#                       against it; fails on any report (docs/robustness.md)
+#   make valgrind-daemon  tetherd under valgrind --leak-check=full for a
+#                       tetherctl workload ending in SIGTERM
 #   make fuzz           libFuzzer + AddressSanitizer on tetherd's frame
 #                       decoder and dispatcher, in process, FUZZ_SECONDS
 #                       long (60); fails on a crash (docs/robustness.md)
@@ -66,7 +72,8 @@ FUZZ_SECONDS ?= 60
 # The bounded fuzz run inside `make test`.
 TEST_FUZZ_SECONDS ?= 30
 
-.PHONY: all build deps run demo test swift-test install check-install asan tsan valgrind clean bench fuzz fuzz-build robustness
+.PHONY: all build deps run demo test swift-test install check-install asan tsan valgrind clean bench fuzz fuzz-build robustness \
+	asan-daemon valgrind-daemon
 
 all: build
 
@@ -193,10 +200,32 @@ fuzz: fuzz-build
 robustness: build
 	python3 Tests/robustness/robustness.py --tetherd $(RELEASE_DIR)/tetherd $(ROBUSTNESS_ARGS)
 
+# tetherd itself under AddressSanitizer, in its own scratch path (a debug
+# build: Swift's own checks on, and the sanitizer's). Swift has no UBSan of
+# its own on Linux (-sanitize=undefined is refused); its C parts get it.
+# Tests/sanitizers/daemon.sh says what runs; not in `make test` (minutes).
+ASAN_DAEMON_SCRATCH := .build-asan-daemon
+asan-daemon: build
+	@echo "$(SWIFT) build -c debug --product tetherd --scratch-path $(ASAN_DAEMON_SCRATCH) --sanitize=address -Xcc -fsanitize=undefined"
+	@set -o pipefail; $(SWIFT) build -c debug --product tetherd --scratch-path $(ASAN_DAEMON_SCRATCH) \
+	  --sanitize=address -Xcc -fsanitize=undefined 2>&1 | { grep -v "Cannot export local symbol" || true; }
+	bash Tests/sanitizers/daemon.sh $(ASAN_DAEMON_SCRATCH)/debug/tetherd
+
+# Memcheck on the release tetherd (a copy without debug information:
+# valgrind 3.19 cannot read the DWARF 5 of the Swift build) under a short
+# tetherctl workload ending in SIGTERM; fails on a memory error or a
+# definite leak (Tests/sanitizers/tetherd.valgrind.supp says what is not one).
+valgrind-daemon: build
+	@mkdir -p $(BIN)
+	objcopy --strip-debug $(RELEASE_DIR)/tetherd $(BIN)/tetherd.nodebug
+	bash Tests/sanitizers/workload.sh $(BIN)/tetherd.nodebug $(RELEASE_DIR)/tetherctl \
+	  valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 \
+	  --suppressions=Tests/sanitizers/tetherd.valgrind.supp
+
 # Memcheck on the C examples against the release library.
 valgrind: build
 	SANITIZE=valgrind bash Tests/CTests/run.sh
 
 clean:
 	-$(SWIFT) package clean
-	rm -rf $(BIN) $(TSAN_SCRATCH) $(FUZZ_SCRATCH)
+	rm -rf $(BIN) $(TSAN_SCRATCH) $(FUZZ_SCRATCH) $(ASAN_DAEMON_SCRATCH)

@@ -52,6 +52,13 @@ public struct StateImage: Sendable {
     public let value: Value?
     public let modified: UInt64
     public let descriptor: Descriptor
+
+    public init(name: String, value: Value?, modified: UInt64, descriptor: Descriptor) {
+        self.name = name
+        self.value = value
+        self.modified = modified
+        self.descriptor = descriptor
+    }
 }
 
 /// Where commits go before they are acknowledged: the daemon calls

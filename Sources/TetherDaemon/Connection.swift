@@ -57,17 +57,28 @@ final class Connection {
         }
     }
 
-    /// Writes the session's pending output; closes when the session asked.
+    /// Writes the session's output released for writing (its group
+    /// commit is durable); closes when the session asked and nothing of it
+    /// waits any more.
     func flush() {
         guard !closing else { return }
-        let bytes = session.takeOutput()
-        if !bytes.isEmpty { write(bytes) }
+        let bytes = session.takeReady()
+        if !bytes.isEmpty {
+            write(bytes)
+            // A watch that fell behind catches up as its peer reads, which
+            // the write callback says; a write the kernel took whole
+            // (uv_try_write) has no callback, and such a watch waited for
+            // a write that never came (found on this branch; main had it
+            // too: a watch behind after one turn of 100 KB changes never
+            // caught up). What it is sent goes out at the end of the turn.
+            if queuedBytes < Session.lowWater && session.watcher?.behind == true { daemon.service.catchUp(session) }
+        }
         if queuedBytes > Connection.maxQueuedBytes {
             daemon.log.event("slow-peer", "peer" => session.peer.description, "unwritten" => "\(queuedBytes)")
             close()
             return
         }
-        if let reason = session.closeReason {
+        if let reason = session.closeReason, !session.isHolding {
             daemon.log.event("close", "peer" => session.peer.description, "reason" => reason)
             shutdownThenClose()
         }

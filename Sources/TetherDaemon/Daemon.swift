@@ -5,9 +5,11 @@ import TetherWire
 
 /// tetherd's event loop: the listening socket, every connection, the
 /// signals and the idle-progress timer, all on one libuv loop on the
-/// thread that calls `run()`. Replies and watch events of one loop turn
-/// are written after the turn's commits were handed to the store's sink
-/// and synced (group commit), in a uv_check handle.
+/// thread that calls `run()`. At the end of each loop turn (a uv_check)
+/// the turn's commits go to the store's sync thread (GroupCommitter), and
+/// its replies and watch events are written once that group is durable
+/// (a uv_async from the sync thread), while the loop goes on with the
+/// next turn.
 public final class Daemon {
     public struct Options {
         /// Where to listen (ignored with `listenFD`).
@@ -34,12 +36,17 @@ public final class Daemon {
     private let listener = UnsafeMutablePointer<uv_pipe_t>.allocate(capacity: 1)
     private let turnEnd = UnsafeMutablePointer<uv_check_t>.allocate(capacity: 1)
     private let idleTimer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+    /// Sent by the store's sync thread when a group commit is durable.
+    private let synced = UnsafeMutablePointer<uv_async_t>.allocate(capacity: 1)
     private let sigterm = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
     private let sigint = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
     private var connections: [ObjectIdentifier: Connection] = [:]
     /// The socket file this daemon made (and removes when it stops).
     private var ownedSocketPath: String?
     private var stopping = false
+    /// Whether `run` ended and closed the loop: only then do the handles
+    /// belong to nobody and can be freed (deinit).
+    public private(set) var loopClosed = false
 
     /// The buffer every read goes into (one loop thread).
     static let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
@@ -74,6 +81,12 @@ public final class Daemon {
         uv_check_start(turnEnd) { handle in
             Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().endOfTurn()
         }
+        uv_async_init(loop, synced) { handle in
+            Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().groupsDurable()
+        }
+        synced.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        let wake = synced
+        service.committer?.setNotify { uv_async_send(wake) }
         uv_timer_init(loop, idleTimer)
         idleTimer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         let interval = max(options.progressInterval, 1)
@@ -95,7 +108,23 @@ public final class Daemon {
     public func run() {
         Systemd.notify("READY=1\nSTATUS=serving \(options.listenFD == nil ? options.address.description : "the socket systemd passed")\nMAINPID=\(getpid())")
         uv_run(loop, UV_RUN_DEFAULT)
-        uv_loop_close(loop)
+        loopClosed = uv_loop_close(loop) == 0
+        service.committer?.close()
+    }
+
+    /// Frees the loop and its handles (found leaking by LeakSanitizer,
+    /// `make asan-daemon`: nothing freed them once the daemon stopped).
+    /// A daemon whose loop is not closed (init failed half-way, or run
+    /// never returned) keeps them: libuv may still point at them.
+    deinit {
+        guard loopClosed else { return }
+        listener.deallocate()
+        turnEnd.deallocate()
+        idleTimer.deallocate()
+        synced.deallocate()
+        sigterm.deallocate()
+        sigint.deallocate()
+        loop.deallocate()
     }
 
     /// Stops accepting, closes every connection and handle; `run` returns.
@@ -103,8 +132,11 @@ public final class Daemon {
         guard !stopping else { return }
         stopping = true
         Systemd.notify("STOPPING=1")
-        endOfTurn()  // what was answered goes out first
+        // What was answered goes out first, once durable.
+        for session in service.drain() { session.connection?.flush() }
+        service.committer?.setNotify(nil)  // its uv_async closes now
         for handle in [UnsafeMutableRawPointer(listener), UnsafeMutableRawPointer(turnEnd), UnsafeMutableRawPointer(idleTimer),
+                       UnsafeMutableRawPointer(synced),
                        UnsafeMutableRawPointer(sigterm), UnsafeMutableRawPointer(sigint)] {
             uv_close(handle.assumingMemoryBound(to: uv_handle_t.self), nil)
         }
@@ -144,20 +176,24 @@ public final class Daemon {
         if options.verbose { log.event("disconnect", "peer" => connection.session.peer.description) }
     }
 
-    /// The end of a loop turn: sync the sink (group commit), then write
-    /// every reply and event of the turn.
+    /// The end of a loop turn: the turn's commits go to the sync thread
+    /// (group commit), and whatever output is already durable is written;
+    /// the rest is written by `groupsDurable` when its group is synced.
     private func endOfTurn() {
-        // Every commit of the turn goes to disk first, even one nobody
-        // waits for (a oneway call) or a descriptor change.
-        do {
-            try service.store.sink?.sync()
-        } catch {
-            // Nothing of this turn can be acknowledged: the store decides
-            // what survives. Stop rather than lie to clients.
-            log.event("store-failed", "error" => "\(error)")
-            fatalError("tetherd: the store failed to sync: \(error)")
+        var ready = service.endOfTurn()
+        while !ready.isEmpty {
+            for session in ready { session.connection?.flush() }
+            // A watch that caught up while being written has output of its
+            // own now: this turn's end writes it too (no later event may come).
+            guard service.hasPending else { break }
+            ready = service.endOfTurn()
         }
-        for session in service.takePending() { session.connection?.flush() }
+    }
+
+    /// The sync thread finished a group (its uv_async): write what waited
+    /// for it; the next group was handed over already.
+    private func groupsDurable() {
+        for session in service.groupsDurable() { session.connection?.flush() }
     }
 
     // MARK: The socket file

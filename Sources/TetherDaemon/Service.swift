@@ -13,13 +13,19 @@ public final class Service {
     /// Open connections (their sessions belong to their transports).
     public private(set) var connectionCount = 0
     private var watchers: [Watcher] = []
-    /// Sessions with output (or a close) for the transport, in order.
+    /// Sessions with output (or a close) made in this loop turn, in order.
     private var pending: [Session] = []
+    /// Sessions whose output of ended turns waits for a group commit.
+    private var holding: [Session] = []
+    /// The store's pipelined group commit, when it has one (a durable
+    /// store; nil for `--memory` and for stores synced by hand in tests).
+    public let committer: GroupCommitter?
 
     public init(store: Store, policy: AccessPolicy, log: EventLog) {
         self.store = store
         self.policy = policy
         self.log = log
+        committer = store.sink as? GroupCommitter
         store.onCommit = { [unowned self] commit in self.publish(commit) }
     }
 
@@ -39,6 +45,7 @@ public final class Service {
     /// The connection is gone: its watch ends.
     public func closed(_ session: Session) {
         connectionCount -= 1
+        session.dropOutput()
         if let w = session.watcher {
             watchers.removeAll { $0 === w }
             session.watcher = nil
@@ -51,12 +58,56 @@ public final class Service {
         pending.append(session)
     }
 
-    /// The sessions with output or a close pending, oldest first.
-    public func takePending() -> [Session] {
-        let sessions = pending
+    // MARK: Turns
+
+    /// The end of a loop turn: its commits go to the store's group commit,
+    /// and its output (replies, watch events) is held until they are
+    /// durable, together with everything committed before them: a reply
+    /// that commits nothing (a Get, a progress) may show values of a group
+    /// still syncing, so it waits for that group too, and a connection's
+    /// replies stay in call order. Returns the sessions with output the
+    /// transport may write now (`Session.takeReady`).
+    public func endOfTurn() -> [Session] {
+        let group = committer?.endOfTurn() ?? 0
+        for s in pending {
+            s.queued = false
+            s.hold(until: group)
+            if !s.holding {
+                s.holding = true
+                holding.append(s)
+            }
+        }
         pending.removeAll(keepingCapacity: true)
-        for s in sessions { s.queued = false }
-        return sessions
+        return release()
+    }
+
+    /// Whether a session has output made since the last `endOfTurn`.
+    public var hasPending: Bool { !pending.isEmpty }
+
+    /// The sync thread finished a group (called on the loop thread): the
+    /// sessions whose output may now be written.
+    public func groupsDurable() -> [Session] {
+        guard committer?.collect() == true else { return [] }
+        return release()
+    }
+
+    /// Blocks until every commit is durable (the daemon stops): the
+    /// sessions with output to write.
+    public func drain() -> [Session] {
+        committer?.drain()
+        return endOfTurn()
+    }
+
+    private func release() -> [Session] {
+        let durable = committer?.completed ?? .max
+        var ready: [Session] = []
+        var still: [Session] = []
+        for s in holding {
+            if s.release(through: durable) { ready.append(s) }
+            if s.isHolding { still.append(s) } else { s.holding = false }
+        }
+        holding = still
+        return ready
     }
 
     func stats() -> StatsReply {

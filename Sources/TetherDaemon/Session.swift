@@ -11,8 +11,18 @@ public final class Session {
     /// is answered with PermissionDenied and the connection closes).
     let grant: Grant?
     private var decoder: MessageDecoder
-    /// Replies not yet handed to the transport.
+    /// Replies of the current loop turn (tests and the fuzzer take them
+    /// directly; the daemon tags them at the end of the turn).
     public internal(set) var output: [UInt8] = []
+    /// Output of ended turns waiting until the group commit their turn may
+    /// reveal is durable (`Service.endOfTurn`), oldest first: a reply or a
+    /// watch event never shows a commit a crash could still lose.
+    private var held: [(group: UInt64, bytes: [UInt8])] = []
+    private var heldBytes = 0
+    /// Output whose groups are durable, for the transport to write.
+    private var ready: [UInt8] = []
+    /// Whether the session is in the service's list of sessions holding output.
+    var holding = false
     /// Set when the connection must close once `output` is written.
     public internal(set) var closeReason: String?
     /// The Watch this connection is held by, once it called one.
@@ -33,7 +43,10 @@ public final class Session {
     public static let lowWater = 1 << 20
 
     /// Whether the peer is too far behind to be sent more now.
-    var isBackedUp: Bool { unwritten + output.count > Session.highWater }
+    var isBackedUp: Bool { unwritten + output.count + heldBytes + ready.count > Session.highWater }
+
+    /// Whether output of an ended turn still waits for its group.
+    public var isHolding: Bool { !held.isEmpty }
 
     init(service: Service, peer: Peer, grant: Grant?) {
         self.service = service
@@ -247,9 +260,45 @@ public final class Session {
         service.queue(self)
     }
 
-    /// Hands the pending output to the caller (the transport).
+    /// Hands the current turn's output to the caller (tests, the fuzzer).
     public func takeOutput() -> [UInt8] {
         defer { output.removeAll(keepingCapacity: true) }
         return output
+    }
+
+    /// The end of a loop turn: its output waits for `group`.
+    func hold(until group: UInt64) {
+        guard !output.isEmpty else { return }
+        var bytes: [UInt8] = []
+        swap(&bytes, &output)
+        heldBytes += bytes.count
+        held.append((group, bytes))
+    }
+
+    /// Moves the held output of groups up to `durable` to the ready
+    /// output, in order; returns whether there is anything for the
+    /// transport (bytes, or a close no longer waiting).
+    func release(through durable: UInt64) -> Bool {
+        var n = 0
+        while n < held.count && held[n].group <= durable {
+            heldBytes -= held[n].bytes.count
+            if ready.isEmpty { swap(&ready, &held[n].bytes) } else { ready.append(contentsOf: held[n].bytes) }
+            n += 1
+        }
+        if n > 0 { held.removeFirst(n) }
+        return !ready.isEmpty || (closeReason != nil && held.isEmpty)
+    }
+
+    /// The transport is gone: nothing more will be written.
+    func dropOutput() {
+        held.removeAll()
+        heldBytes = 0
+        ready.removeAll()
+    }
+
+    /// Hands the output released for writing to the transport.
+    public func takeReady() -> [UInt8] {
+        defer { ready = [] }
+        return ready
     }
 }

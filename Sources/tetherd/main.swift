@@ -6,6 +6,8 @@ import TetherCore
 import TetherDaemon
 import TetherWire
 
+extension GroupCommitter.Mode: ExpressibleByArgument {}
+
 struct Tetherd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tetherd",
@@ -34,6 +36,11 @@ struct Tetherd: ParsableCommand {
 
     @Option(help: "full: every acknowledged commit survives a power cut (an fsync per loop turn); normal: survives a crash of tetherd, a power cut may lose the last commits.")
     var durability: SQLiteStore.Durability = .full
+
+    // inline by default: measured faster than pipelined with the daemon on
+    // one CPU, as `make bench` runs it (docs/daemon-performance.md).
+    @Option(help: "Where each group of commits is synced: inline (on the loop thread at the end of each turn, before its replies are written) or pipelined (on a sync thread, while the loop applies the next turn: for a daemon with CPUs to spare).")
+    var groupCommit: GroupCommitter.Mode = .inline
 
     @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
     var memory = false
@@ -118,7 +125,9 @@ struct Tetherd: ParsableCommand {
             epoch = Tetherd.newEpoch()
             try sqlite.start(epoch: epoch)
         }
-        let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch, sink: sqlite)
+        // The SQLite work runs on the committer's sync thread from here on.
+        let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch,
+                              sink: GroupCommitter(inner: sqlite, mode: groupCommit))
         try store.restore(states: contents.states, log: contents.log, revision: contents.revision)
         log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
                   "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
