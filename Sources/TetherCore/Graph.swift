@@ -238,9 +238,7 @@ open class Graph {
 
     let syncQueue = IndexQueue()
     let loopQueue = IndexQueue()
-    /// SYNC calls left to the writer (GraphDirect.swift): allowed by the
-    /// owner for a write from outside its callbacks (`write(_:to:round:directCalls:)`).
-    @usableFromInline var directCallsAllowed = false
+    /// SYNC calls a write left to its writer (GraphDirect.swift).
     @usableFromInline var directCall: DirectCall?
     var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
     /// Set when the loop queue went from empty to non-empty: the owner must

@@ -214,13 +214,11 @@ extension Graph {
     /// write may leave to it (GraphDirect.swift).
     @discardableResult @inlinable
     public func write(_ op: WriteOp, to id: StateID, round: UInt32, directCalls: Bool = false) throws(TetherError) -> Bool {
-        directCallsAllowed = directCalls
-        defer { directCallsAllowed = false }
         switch op {
         case let .set(value):
-            return try write(id, value, round: round)
+            return try write(id, value, round: round, directCalls: directCalls)
         case let .put(value, at: path):
-            if path.isRoot { return try write(id, value, round: round) }
+            if path.isRoot { return try write(id, value, round: round, directCalls: directCalls) }
             return try write(id, value, at: path, round: round)
         case let .remove(at: path):
             try remove(id, at: path, round: round)

@@ -130,25 +130,40 @@ extension Graph {
         let new: Value?
         if let path { new = whole?.valueIfPresent(at: path) } else { new = whole }
         if !initial, !observers[i].options.contains(.equal), old == new { return false }
-        observers[i].running += 1
-        d.observerIndex = i
-        d.sinkRef = borrowedSink(i)
-        d.round = observers[i].pendingRound
-        d.change.observer = ObserverID(index: UInt32(i), generation: observers[i].generation)
+        startCall(i, into: &d)
+        takePending(i, into: &d)
         d.change.state = state
         d.change.computed = computed
         d.change.path = path
         if initial { d.change.oldValue = new } else { swap(&d.change.oldValue, &old) }
         d.change.newValue = new
-        d.change.revision = observers[i].pendingRevision
         d.change.isInitial = initial
+        return true
+    }
+
+    /// The part of preparing a call every kind shares: the observer is
+    /// running (its removal defers the release), and `d` names it and
+    /// borrows its sink.
+    @inline(__always)
+    func startCall(_ i: Int, into d: inout Delivery) {
+        observers[i].running += 1
+        d.observerIndex = i
+        d.sinkRef = borrowedSink(i)
+        d.change.observer = ObserverID(index: UInt32(i), generation: observers[i].generation)
+    }
+
+    /// The round, revision and cause of observer `i`'s pending call, taken
+    /// into `d`.
+    @inline(__always)
+    func takePending(_ i: Int, into d: inout Delivery) {
+        d.round = observers[i].pendingRound
+        d.change.revision = observers[i].pendingRevision
         if observers[i].pendingMeta == nil && d.change.cause.meta == nil {
             d.change.cause.wave = observers[i].pendingWave  // no refcounting
         } else {
             d.change.cause = Cause(meta: observers[i].pendingMeta, wave: observers[i].pendingWave)
             observers[i].pendingMeta = nil
         }
-        return true
     }
 
     /// `beginDelivery` for the common call: a whole state whose old and new
@@ -162,28 +177,17 @@ extension Graph {
         let s = NodeRef.index(observers[i].target)
         let new = states[s].value.scalar
         if case .other = new { return nil }
-        guard let old = observers[i].pendingOld.storedScalar,
-              d.change.oldValue.isTrivial, d.change.newValue.isTrivial else { return nil }
-        withUnsafeMutablePointer(to: &observers[i].pendingOld) { $0.storeTrivial(nil) }
+        guard let old = observers[i].pendingOld.storedScalar else { return nil }
+        withUnsafeMutablePointer(to: &observers[i].pendingOld) { $0.storeScalar(nil) }
         if !observers[i].options.contains(.equal), old.sameValue(as: new) { return false }
-        observers[i].running += 1
-        d.observerIndex = i
-        d.sinkRef = borrowedSink(i)
-        d.round = observers[i].pendingRound
-        d.change.observer = ObserverID(index: UInt32(i), generation: observers[i].generation)
+        startCall(i, into: &d)
+        takePending(i, into: &d)
         d.change.state = StateID(index: UInt32(s), generation: states[s].generation)
         d.change.computed = nil
         if d.change.path != nil { d.change.path = nil }
-        withUnsafeMutablePointer(to: &d.change.oldValue) { $0.storeTrivial(old) }
-        withUnsafeMutablePointer(to: &d.change.newValue) { $0.storeTrivial(new) }
-        d.change.revision = observers[i].pendingRevision
+        withUnsafeMutablePointer(to: &d.change.oldValue) { $0.storeScalar(old) }
+        withUnsafeMutablePointer(to: &d.change.newValue) { $0.storeScalar(new) }
         d.change.isInitial = false
-        if observers[i].pendingMeta == nil && d.change.cause.meta == nil {
-            d.change.cause.wave = observers[i].pendingWave  // no refcounting
-        } else {
-            d.change.cause = Cause(meta: observers[i].pendingMeta, wave: observers[i].pendingWave)
-            observers[i].pendingMeta = nil
-        }
         return true
     }
 

@@ -40,10 +40,10 @@ extension Graph {
     /// observer of state `i` is a SYNC observer of the whole value, no SYNC
     /// call is queued (it would have to be ordered with these), no batch is
     /// open and no other direct call is being made. The owner allows it
-    /// (`directCallsAllowed`) only for writes from outside its callbacks.
+    /// (`write`'s `directCalls`) only for writes from outside its callbacks.
     @inline(__always)
     func mayCallDirectly(_ i: Int) -> Bool {
-        guard directCallsAllowed, directCall == nil, batchDepth == 0, syncQueue.isEmpty else { return false }
+        guard directCall == nil, batchDepth == 0, syncQueue.isEmpty else { return false }
         var o = states[i].firstObserver
         while o != noIndex {
             let k = Int(o)
@@ -83,16 +83,8 @@ extension Graph {
         d.change.state = StateID(index: UInt32(call.state), generation: states[call.state].generation)
         d.change.computed = nil
         if d.change.path != nil { d.change.path = nil }
-        if d.change.oldValue.isTrivial {
-            withUnsafeMutablePointer(to: &d.change.oldValue) { $0.storeTrivial(call.old) }
-        } else {
-            d.change.oldValue = Value(trivial: call.old)
-        }
-        if d.change.newValue.isTrivial {
-            withUnsafeMutablePointer(to: &d.change.newValue) { $0.storeTrivial(call.new) }
-        } else {
-            d.change.newValue = Value(trivial: call.new)
-        }
+        withUnsafeMutablePointer(to: &d.change.oldValue) { $0.storeScalar(call.old) }
+        withUnsafeMutablePointer(to: &d.change.newValue) { $0.storeScalar(call.new) }
         d.change.revision = call.revision
         d.change.isInitial = false
         if d.change.cause.meta != nil { d.change.cause = Cause() }
@@ -107,10 +99,7 @@ extension Graph {
         let i = Int(target.index)
         guard observers[i].generation == target.generation, !observers[i].removed,
               observers[i].sink != nil else { return false }
-        observers[i].running += 1
-        d.observerIndex = i
-        d.sinkRef = borrowedSink(i)
-        d.change.observer = ObserverID(index: target.index, generation: target.generation)
+        startCall(i, into: &d)
         return true
     }
 

@@ -156,9 +156,9 @@ extension Graph {
             return
         }
         observers[i].pending = true
-        if let scalar = old.storedScalar, observers[i].pendingOld.isTrivial {
+        if let scalar = old.storedScalar {
             // An int or double old value: stored without Value's witnesses.
-            withUnsafeMutablePointer(to: &observers[i].pendingOld) { $0.storeTrivial(scalar) }
+            withUnsafeMutablePointer(to: &observers[i].pendingOld) { $0.storeScalar(scalar) }
         } else {
             observers[i].pendingOld = old
         }

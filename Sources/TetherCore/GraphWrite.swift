@@ -6,12 +6,15 @@
 extension Graph {
     /// Replaces the whole value of a state. Returns true when it changed.
     /// `round` is how deep in callback-caused writes the writer is (0 outside
-    /// callbacks); see `maxRounds`.
+    /// callbacks); see `maxRounds`. `directCalls`: the caller, outside its
+    /// callbacks, makes the SYNC calls a scalar write may leave to it
+    /// (GraphDirect.swift).
     @discardableResult
-    public func write(_ id: StateID, _ value: Value, round: UInt32 = 0) throws(TetherError) -> Bool {
+    public func write(_ id: StateID, _ value: Value, round: UInt32 = 0,
+                      directCalls: Bool = false) throws(TetherError) -> Bool {
         let i = try resolve(id)
         try checkRound(round, i)
-        if let changed = writeScalar(i, value.scalar, round: round) { return changed }
+        if let changed = writeScalar(i, value.scalar, round: round, directCalls: directCalls) { return changed }
         if !states[i].described.isEmpty {
             if states[i].described.contains(.validator) {
                 try checkOwnerReady()
@@ -40,7 +43,7 @@ extension Graph {
     /// stored as scalars, without `Value`'s outlined copy and destroy or
     /// the type lock's check (same type: nothing to convert or refuse).
     @inline(__always)
-    private func writeScalar(_ i: Int, _ new: ScalarValue, round: UInt32) -> Bool? {
+    private func writeScalar(_ i: Int, _ new: ScalarValue, round: UInt32, directCalls: Bool) -> Bool? {
         if case .other = new { return nil }  // a string or a composite
         guard states[i].described.isEmpty else { return nil }
         let old: ScalarValue
@@ -67,7 +70,7 @@ extension Graph {
         }
         let oldValue = Value(trivial: old)
         if states[i].firstObserver != noIndex {
-            if mayCallDirectly(i) {
+            if directCalls && mayCallDirectly(i) {
                 recordDirectCall(i, old: old, new: new, round: round)  // the owner calls them
             } else {
                 scheduleChanged(i, old: oldValue, writtenPath: .root, round: round)

@@ -82,14 +82,7 @@ extension UnsafeMutablePointer where Pointee == Value {
     /// new value is built here, so it is not a copy of the caller's.
     @inlinable @inline(__always)
     public func storeScalar(_ new: ScalarValue) {
-        let value: Value
-        switch new {
-        case .null: value = .null
-        case let .bool(b): value = .bool(b)
-        case let .int(i): value = .int(i)
-        case let .double(d): value = .double(d)
-        case .other: preconditionFailure("storeScalar takes scalars only")
-        }
+        let value = Value(trivial: new)
         if case .other = pointee.scalar { pointee = value } else { initialize(to: value) }
     }
 }
@@ -122,7 +115,7 @@ extension Optional where Wrapped == Value {
 
 extension Value {
     /// The value of a scalar (not `.other`).
-    @inline(__always)
+    @inlinable @inline(__always)
     init(trivial scalar: ScalarValue) {
         switch scalar {
         case .null: self = .null
@@ -132,31 +125,15 @@ extension Value {
         case .other: preconditionFailure("Value(trivial:) takes scalars only")
         }
     }
-
-    /// A scalar: no reference to release.
-    @inline(__always)
-    var isTrivial: Bool {
-        switch self {
-        case .null, .bool, .int, .double: true
-        default: false
-        }
-    }
 }
 
 extension UnsafeMutablePointer where Pointee == Value? {
-    /// Stores a scalar (or nil) over storage that holds nil or a scalar
-    /// (`isTrivial`): nothing to release there, nothing to retain here, so
-    /// no call to `Value`'s outlined witnesses.
+    /// `storeScalar` for an optional value: a scalar (or nil) stored here;
+    /// over nil or a scalar (`isTrivial`) without `Value`'s outlined
+    /// witnesses, as there is nothing to release.
     @inline(__always)
-    func storeTrivial(_ new: ScalarValue?) {
-        assert(pointee.isTrivial, "storeTrivial over a value that holds a reference")
-        switch new {
-        case .none: initialize(to: nil)
-        case .null?: initialize(to: .null)
-        case let .bool(b)?: initialize(to: .bool(b))
-        case let .int(n)?: initialize(to: .int(n))
-        case let .double(x)?: initialize(to: .double(x))
-        case .other?: preconditionFailure("storeTrivial takes scalars only")
-        }
+    func storeScalar(_ new: ScalarValue?) {
+        let value = new.map { Value(trivial: $0) }
+        if pointee.isTrivial { initialize(to: value) } else { pointee = value }
     }
 }

@@ -45,21 +45,9 @@ extension Engine {
                 if Graph.isEffectEntry(entry) {
                     graph.runDerived(entry)  // its callbacks go through the gate
                 } else if graph.beginDelivery(entry, into: &delivery.pointee) {
-                    lock.unlock()
-                    run(&delivery.pointee)
-                    lock.lock()
-                    if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
-                        lock.unlock()
-                        runReleases(sinks: [released], bodies: [])
-                        lock.lock()
-                    }
+                    call(delivery)
                 }
-                if graph.hasDeferredReleases {
-                    let (sinks, bodies) = graph.takeDeferredReleases()
-                    lock.unlock()
-                    runReleases(sinks: sinks, bodies: bodies)
-                    lock.lock()
-                }
+                runDeferredReleases()
                 if dead { lock.unlock(); return false }
             }
         }
@@ -84,15 +72,9 @@ extension Engine {
     /// `lock` and `deliveryLock`; returns with both released. Pins the
     /// runtime only if a callback freed it (see `deliverSyncLocked`).
     func deliverDirectLocked() {
-        if drainDirect() {
-            lock.unlock()
-            deliveryLock.unlock()
-            return  // self is not touched again
-        }
-        let kept = Unmanaged.passUnretained(self).retain()
-        deliveryLock.unlock()
-        kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
-        kept.release()
+        let idle = drainDirect()
+        if idle { lock.unlock() }
+        unlockDelivery(finishingTeardown: !idle)
     }
 
     /// Returns as `drainLocked` does: true with `lock` held when nothing
@@ -103,23 +85,9 @@ extension Engine {
         let count = graph.directCallCount
         var k = 0
         while k < count {
-            if graph.beginDirectCall(k, into: &delivery.pointee) {
-                lock.unlock()
-                run(&delivery.pointee)
-                lock.lock()
-                if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
-                    lock.unlock()
-                    runReleases(sinks: [released], bodies: [])
-                    lock.lock()
-                }
-            }
+            if graph.beginDirectCall(k, into: &delivery.pointee) { call(delivery) }
             k += 1
-            if graph.hasDeferredReleases {
-                let (sinks, bodies) = graph.takeDeferredReleases()
-                lock.unlock()
-                runReleases(sinks: sinks, bodies: bodies)
-                lock.lock()
-            }
+            runDeferredReleases()
             if dead {
                 graph.endDirectCall()
                 lock.unlock()
@@ -136,6 +104,51 @@ extension Engine {
         // Calls the callbacks queued (their writes, INITIAL calls). The
         // direct call left nothing held in `delivery` (scalars only).
         return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
+    }
+
+    /// Makes the call `delivery` holds (begun, `lock` held) outside the
+    /// lock, then ends it, releasing the sink if the observer was removed
+    /// during the call. Returns with `lock` held.
+    @inline(__always)
+    private func call(_ delivery: UnsafeMutablePointer<Delivery>) {
+        lock.unlock()
+        run(&delivery.pointee)
+        lock.lock()
+        if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
+            lock.unlock()
+            runReleases(sinks: [released], bodies: [])
+            lock.lock()
+        }
+    }
+
+    /// Runs the releases the graph deferred while `lock` was held, outside
+    /// it. Returns with `lock` held.
+    @inline(__always)
+    private func runDeferredReleases() {
+        guard graph.hasDeferredReleases else { return }
+        let (sinks, bodies) = graph.takeDeferredReleases()
+        lock.unlock()
+        runReleases(sinks: sinks, bodies: bodies)
+        lock.lock()
+    }
+
+    /// Lets go of the delivery lock at the end of a drain or an evaluation.
+    /// When a callback asked for the runtime's teardown it is finished here,
+    /// pinned before the lock goes: the teardown may drop the last reference
+    /// while this frame still runs. Otherwise nothing touches the runtime
+    /// after the lock is released, so the caller may hold it borrowed
+    /// (pinning every drain cost an atomic retain and release per SYNC
+    /// write: profiled, ~58 of set+notify's 967 instructions).
+    @inline(__always)
+    func unlockDelivery(finishingTeardown: Bool) {
+        guard finishingTeardown else {
+            deliveryLock.unlock()
+            return
+        }
+        let kept = Unmanaged.passUnretained(self).retain()
+        deliveryLock.unlock()
+        kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
+        kept.release()
     }
 
     /// Destroy functions and cleanups found during delivery run while this
@@ -227,18 +240,7 @@ extension Engine {
             runReleases(sinks: deferred.sinks, bodies: deferred.bodies)
             teardownAsked = true  // a destroy function may have freed the runtime
         }
-        if ownsDelivery {
-            if teardownAsked {
-                // Pinned before the delivery lock goes: the teardown may
-                // drop the last reference while this frame still runs.
-                let kept = Unmanaged.passUnretained(self).retain()
-                deliveryLock.unlock()
-                kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
-                kept.release()
-            } else {
-                deliveryLock.unlock()
-            }
-        }
+        if ownsDelivery { unlockDelivery(finishingTeardown: teardownAsked) }
     }
 
     /// `inout`, not a pointer or `borrowing`: calling through the
@@ -259,38 +261,28 @@ extension Engine {
     /// and a callback run here may free it. While this thread holds the
     /// delivery lock the runtime cannot go (another thread's free waits for
     /// that lock; a free from one of the callbacks is finished by this
-    /// thread, in `finishTeardownIfOwed`). So the runtime is pinned (a
-    /// retain) only when the drain found it dead, before the delivery lock
-    /// is let go; a drain that ends idle touches nothing after releasing
-    /// it. Pinning every drain cost an atomic retain and release per SYNC
-    /// write (profiled: ~58 of set+notify's 967 instructions).
+    /// thread), so only `unlockDelivery` pins it, when a callback freed it.
     /// Waiting for another thread's delivery is pinned throughout: that
     /// thread may free the runtime meanwhile.
     @usableFromInline
     func deliverSyncLocked() {
         guard deliveryLock.tryLock() else {
-            pinned { deliverSyncContended() }
+            pinned { drainSync(afterWaiting: true) }
             return
         }
-        if drainLocked(includeLoop: false) {
-            lock.unlock()
-            deliveryLock.unlock()
-            return  // self is not touched again
-        }
-        let kept = Unmanaged.passUnretained(self).retain()
-        deliveryLock.unlock()
-        kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
-        kept.release()
+        drainSync(afterWaiting: false)
     }
 
-    private func deliverSyncContended() {
-        lock.unlock()
-        deliveryLock.lock()
-        lock.lock()
+    /// `deliverSyncLocked` once this thread may take the delivery lock.
+    private func drainSync(afterWaiting: Bool) {
+        if afterWaiting {
+            lock.unlock()
+            deliveryLock.lock()
+            lock.lock()
+        }
         let idle = drainLocked(includeLoop: false)
         if idle { lock.unlock() }
-        deliveryLock.unlock()
-        if !idle { finishTeardownIfOwed() }
+        unlockDelivery(finishingTeardown: !idle)
     }
 
     /// After a change made outside delivery (a registration with INITIAL, a

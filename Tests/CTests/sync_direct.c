@@ -76,6 +76,13 @@ static const char *sequence(void) {
   return text;
 }
 
+/* Makes `o`'s first call do `action`, on `target` when it writes. */
+static void on_first_call(obs_t *o, void (*action)(obs_t *), tether_state_t target) {
+  o->action = action;
+  o->state = target;
+  o->times = 1;
+}
+
 static void write_two(obs_t *o) { o->rc = tether_state_set_int(o->state, 2); }
 static void write_one(obs_t *o) { o->rc = tether_state_set_int(o->state, 1); }
 static void remove_victim(obs_t *o) { o->rc = tether_observer_remove(o->victim); }
@@ -109,9 +116,7 @@ TEST_CASE(sync_direct_write_to_the_same_state) {
   observe(&a, 'A', s, 0);
   observe(&b, 'B', s, 0);
   observe(&c, 'C', s, 0);
-  a.action = write_two;
-  a.state = s;
-  a.times = 1;
+  on_first_call(&a, write_two, s);
   CHECK_OK(tether_state_set_int(s, 1));
   CHECK_OK(a.rc);
   CHECK_STR_EQ(sequence(), "A0>1 B0>2 C0>2 A1>2");
@@ -135,9 +140,7 @@ TEST_CASE(sync_direct_write_to_another_state) {
   observe(&tw, 'T', t, 0); /* registered first: still called after B, a round later */
   observe(&a, 'A', s, 0);
   observe(&b, 'B', s, 0);
-  a.action = write_two;
-  a.state = t;
-  a.times = 1;
+  on_first_call(&a, write_two, t);
   CHECK_OK(tether_state_set_int(s, 1));
   CHECK_OK(a.rc);
   CHECK_STR_EQ(sequence(), "A0>1 B0>1 T0>2");
@@ -156,9 +159,7 @@ TEST_CASE(sync_direct_equal_write_inside) {
   CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
   observe(&a, 'A', s, 0);
   observe(&e, 'E', s, TETHER_OBSERVE_EQUAL);
-  a.action = write_one;
-  a.state = s;
-  a.times = 1;
+  on_first_call(&a, write_one, s);
   CHECK_OK(tether_state_set_int(s, 1));
   CHECK_OK(a.rc);
   CHECK_STR_EQ(sequence(), "A0>1 E0>1");
@@ -182,12 +183,9 @@ TEST_CASE(sync_direct_remove_and_register_inside) {
   observe(&r, 'R', s, 0);
   observe(&b, 'B', s, 0);
   observe(&c, 'C', s, 0);
-  a.action = remove_victim;
+  on_first_call(&a, remove_victim, (tether_state_t){0});
   a.victim = c.handle;
-  a.times = 1;
-  r.action = register_late;
-  r.state = s;
-  r.times = 1;
+  on_first_call(&r, register_late, s);
   CHECK_OK(tether_state_set_int(s, 1));
   CHECK_OK(a.rc);
   CHECK_OK(r.rc);
@@ -212,9 +210,8 @@ TEST_CASE(sync_direct_free_runtime_inside) {
   CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
   observe(&a, 'A', s, 0);
   observe(&b, 'B', s, 0);
-  a.action = free_runtime;
+  on_first_call(&a, free_runtime, (tether_state_t){0});
   a.rt = rt;
-  a.times = 1;
   CHECK_OK(tether_state_set_int(s, 1));
   CHECK_OK(a.rc);
   CHECK_STR_EQ(sequence(), "A0>1");
