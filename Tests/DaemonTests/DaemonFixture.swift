@@ -132,19 +132,39 @@ final class DaemonFixture {
     private static func datagramSocket(boundTo path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw FixtureError("socket failed: errno \(errno)") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes.prefix(raw.count - 1))
-            raw[min(bytes.count, raw.count - 1)] = 0
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = withUnixAddress(path) { bind(fd, $0, $1) }
         guard rc == 0 else { close(fd); throw FixtureError("bind \(path) failed: errno \(errno)") }
         return fd
     }
+}
+
+/// Calls `body` with `path` as a Unix socket address (cut to fit).
+func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+        let bytes = Array(path.utf8)
+        raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        raw[min(bytes.count, raw.count - 1)] = 0
+    }
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+}
+
+/// A raw stream connection to the daemon at `path`, whose reads a test
+/// controls; `receiveBuffer` sets SO_RCVBUF first.
+func connectStream(_ path: String, receiveBuffer: Int32? = nil) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw FixtureError("socket failed: errno \(errno)") }
+    if var size = receiveBuffer {
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    guard withUnixAddress(path, { Glibc.connect(fd, $0, $1) }) == 0 else {
+        close(fd)
+        throw FixtureError("connect failed: errno \(errno)")
+    }
+    return fd
 }
 
 struct FixtureError: Error, CustomStringConvertible {

@@ -18,25 +18,6 @@ final class SlowConsumerTests: XCTestCase {
         return kb * 1024
     }
 
-    /// A raw Varlink connection whose reads the test controls.
-    private func connect(_ path: String, receiveBuffer: Int32) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var size = receiveBuffer
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else { throw FixtureError("connect failed: errno \(errno)") }
-        return fd
-    }
-
     func testAStalledWatcherCostsABoundedAmountAndCatchesUp() throws {
         let daemon = try DaemonFixture(arguments: ["--durability", "normal", "--log-bytes", String(8 << 20),
                                                    "--watch-buffer", String(4 << 20)])
@@ -50,7 +31,7 @@ final class SlowConsumerTests: XCTestCase {
         for i in 0..<64 { try blob.set("warm \(i):" + megabyte) }
         let warm = residentBytes(daemon.process.processIdentifier)
 
-        let watcher = try connect(daemon.socketPath, receiveBuffer: 64 << 10)
+        let watcher = try connectStream(daemon.socketPath, receiveBuffer: 64 << 10)
         defer { close(watcher) }
         var call: [UInt8] = []
         try MessageEncoder.append(Call(method: "io.tether.Watch",

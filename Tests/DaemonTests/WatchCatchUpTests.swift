@@ -10,22 +10,6 @@ import XCTest
 /// the pending output whole (uv_try_write), there was no callback, and the
 /// watch stayed behind for good, told nothing of later commits.
 final class WatchCatchUpTests: XCTestCase {
-    private func connect(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else { throw FixtureError("connect failed: errno \(errno)") }
-        return fd
-    }
-
     private func send(_ fd: Int32, _ calls: [Call]) throws {
         var bytes: [UInt8] = []
         for call in calls { try MessageEncoder.append(call, to: &bytes) }
@@ -37,7 +21,7 @@ final class WatchCatchUpTests: XCTestCase {
             let daemon = try DaemonFixture(arguments: ["--durability", durability, "--watch-buffer", "65536",
                                                        "--progress-interval", "600000"])
             defer { daemon.stop() }
-            let writer = try connect(daemon.socketPath), watcher = try connect(daemon.socketPath)
+            let writer = try connectStream(daemon.socketPath), watcher = try connectStream(daemon.socketPath)
             defer { close(writer); close(watcher) }
             try send(writer, [Call(method: "io.tether.Set", parameters: SetParameters(name: "blob", value: "x").parameters)])
             try send(watcher, [Call(method: "io.tether.Watch", parameters: WatchParameters(names: ["blob"]).parameters, more: true)])
