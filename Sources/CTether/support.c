@@ -20,6 +20,8 @@ __thread unsigned tether_internal_contexts __attribute__((tls_model("initial-exe
 __thread unsigned tether_internal_wrong_thread __attribute__((tls_model("initial-exec")));
 uintptr_t tether_internal_slot_owners[TETHER_INTERNAL_MAX_RUNTIMES];
 void *tether_internal_slot_objects[TETHER_INTERNAL_MAX_RUNTIMES];
+tether_internal_lock_t *tether_internal_slot_locks[TETHER_INTERNAL_MAX_RUNTIMES];
+void *tether_internal_slot_graphs[TETHER_INTERNAL_MAX_RUNTIMES];
 
 void tether_internal_set_message(const char *msg, size_t len) {
   tether_internal_errors++;

@@ -97,18 +97,51 @@ public func tether_state_get(_ s: tether_state_t, _ out: UnsafeMutablePointer<Op
 
 @_cdecl("tether_state_get_bool")
 public func tether_state_get_bool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
+    if let out, let v = Runtimes.plainBool(state: s.id) {
+        out.pointee = v
+        return 0
+    }
+    return getBool(s, out)
+}
+
+/// The full path of `tether_state_get_bool` (every error, conversion and
+/// callback case), out of line so the plain path has no frame to set up.
+@inline(never)
+private func getBool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return nullOut("tether_state_get_bool") }
     return stateCall("tether_state_get_bool", s) { () throws(TetherError) in out.pointee = try Scalar.bool(Runtimes.readScalar(state: s.id)) }
 }
 
 @_cdecl("tether_state_get_int")
 public func tether_state_get_int(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    if let out, let v = Runtimes.plainInt(state: s.id) {
+        out.pointee = v
+        return 0
+    }
+    return getInt(s, out)
+}
+
+/// The full path of `tether_state_get_int` (every error, conversion and
+/// callback case), out of line so the plain path has no frame to set up.
+@inline(never)
+private func getInt(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return nullOut("tether_state_get_int") }
     return stateCall("tether_state_get_int", s) { () throws(TetherError) in out.pointee = try Scalar.int(Runtimes.readScalar(state: s.id)) }
 }
 
 @_cdecl("tether_state_get_double")
 public func tether_state_get_double(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    if let out, let v = Runtimes.plainDouble(state: s.id) {
+        out.pointee = v
+        return 0
+    }
+    return getDouble(s, out)
+}
+
+/// The full path of `tether_state_get_double` (every error, conversion and
+/// callback case), out of line so the plain path has no frame to set up.
+@inline(never)
+private func getDouble(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
     guard let out else { return nullOut("tether_state_get_double") }
     return stateCall("tether_state_get_double", s) { () throws(TetherError) in out.pointee = try Scalar.double(Runtimes.readScalar(state: s.id)) }
 }
@@ -165,6 +198,17 @@ public func tether_state_set_bool(_ s: tether_state_t, _ v: Bool) -> Int32 {
 
 @_cdecl("tether_state_set_int")
 public func tether_state_set_int(_ s: tether_state_t, _ v: Int64) -> Int32 {
+    switch Runtimes.writeInt(state: s.id, v) {
+    case .written: return 0
+    case .declined: return setInt(s, v)
+    case let .failed(error): return fail("tether_state_set_int", .state, s.id, error)
+    }
+}
+
+/// The full path of `tether_state_set_int` (observers, readers, callbacks,
+/// transactions, errors), out of line so the plain path has no frame.
+@inline(never)
+private func setInt(_ s: tether_state_t, _ v: Int64) -> Int32 {
     stateCall("tether_state_set_int", s) { () throws(TetherError) in try Runtimes.writeState(s.id, .set(.int(v))) }
 }
 

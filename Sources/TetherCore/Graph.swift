@@ -17,26 +17,26 @@ open class Graph {
     @usableFromInline
     struct StateNode {
         @usableFromInline var value: Value
-        var typeLocked: Bool
+        @usableFromInline var typeLocked: Bool
         /// DescriptorFlags; details in `descriptors` (packs into padding).
-        var described: DescriptorFlags = []
+        @usableFromInline var described: DescriptorFlags = []
         /// Readers read parts of this state by path: its path trie
         /// (GraphPaths.swift) hangs off its `StateBase`. In padding: the
         /// node stays 56 bytes.
-        var pathReaders = false
+        @usableFromInline var pathReaders = false
         @usableFromInline var generation: UInt32       // 0 while the slot is free
-        var revision: UInt64
+        @usableFromInline var revision: UInt64
         /// Changes when the value changes, and goes back to an earlier version
         /// when the value goes back to what it was at the start of the current
         /// delivery epoch (42 -> 0 -> 42 in one batch is no change to readers).
         @usableFromInline var version: UInt64 = 0
-        var firstObserver: UInt32    // intrusive list, registration order
+        @usableFromInline var firstObserver: UInt32    // intrusive list, registration order
         var lastObserver: UInt32
         /// Readers (computeds, effects, trackings): a Link list, newest
         /// first (no tail index: 4 bytes per state; the order readers are
         /// marked in does not matter, calls are sorted by registration).
         /// While the slot is free (generation 0) it links the free slots.
-        var firstSub: UInt32 = noIndex
+        @usableFromInline var firstSub: UInt32 = noIndex
         /// Index into `bases`, or noIndex: made the first time a state with
         /// readers is written.
         var base: UInt32 = noIndex
@@ -95,7 +95,7 @@ open class Graph {
     }
 
     // Node storage (the layouts of derived nodes and links: GraphNodes.swift).
-    @usableFromInline var states = NodeBuffer<StateNode>()
+    @usableFromInline final var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
     var derived = NodeBuffer<DerivedNode>()
     var bases = NodeBuffer<StateBase>()
@@ -113,7 +113,7 @@ open class Graph {
     var firstFreeObserver: UInt32 = noIndex
     var firstFreeDerived: UInt32 = noIndex
     var firstFreeLink: UInt32 = noIndex
-    var nextVersion: UInt64 = 1
+    @usableFromInline final var nextVersion: UInt64 = 1
     /// Advanced whenever a delivery round starts; see StateNode.version.
     var epoch: UInt64 = 0
     /// Derived nodes being evaluated, innermost last, each with the
@@ -230,20 +230,23 @@ open class Graph {
     var nextSequence: UInt64 = 0
 
     /// Advanced by one for every write that changed a value.
-    public internal(set) var revision: UInt64 = 0
+    public final var revision: UInt64 { revisionCount }
+    /// `revision`'s storage, advanced by the writes (inlined into the C
+    /// face by the plain write: GraphPlainScalar.swift).
+    @usableFromInline final var revisionCount: UInt64 = 0
     /// Writes made from a callback `maxRounds` deep are refused (feedback loop).
     public var maxRounds: UInt32
     public internal(set) var liveStates = 0
     public internal(set) var liveObservers = 0
 
-    let syncQueue = IndexQueue()
+    @usableFromInline final let syncQueue = IndexQueue()
     let loopQueue = IndexQueue()
     /// SYNC calls a write left to its writer (GraphDirect.swift).
     @usableFromInline var directCall: DirectCall?
     var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
-    var loopWakeRequested = false
+    @usableFromInline final var loopWakeRequested = false
 
     /// Index space is limited by the C face's handle layout (24 bits).
     public static let maxNodes = 1 << 24

@@ -183,7 +183,7 @@ extension Graph {
             changed = true
             break
         }
-        if changed { revision &+= 1 }
+        if changed { revisionCount &+= 1 }
         for entry in set.entries {
             let i = Int(entry.index)
             let old = states[i].value

@@ -29,7 +29,7 @@ extension Graph {
             scheduleEqual(i, path: .root, round: round)
             return false
         }
-        revision &+= 1
+        revisionCount &+= 1
         states[i].value = newValue
         states[i].revision = revision
         scheduleChanged(i, old: old, writtenPath: .root, round: round)
@@ -52,14 +52,14 @@ extension Graph {
             // stored without a switch on either value's type (a jump table
             // each: ~50 instructions of a 250-instruction set).
             if n == o { return writeEqualScalar(i, round: round) }
-            revision &+= 1
+            revisionCount &+= 1
             withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .int(n)) }  // nothing to release
             old = .int(o)
         } else {
             old = states[i].value.scalar
             guard old.type == new.type else { return nil }
             if old.sameValue(as: new) { return writeEqualScalar(i, round: round) }
-            revision &+= 1
+            revisionCount &+= 1
             withUnsafeMutablePointer(to: &states[i].value) { $0.storeScalar(new) }
         }
         states[i].revision = revision
@@ -156,7 +156,7 @@ extension Graph {
         if states[i].firstObserver == noIndex && states[i].described.isEmpty {
             if states[i].firstSub == noIndex && !states[i].pathReaders {
                 try edit(&states[i].value)  // on error the value is unchanged
-                revision &+= 1
+                revisionCount &+= 1
                 states[i].revision = revision
                 states[i].version = nextVersion
                 nextVersion &+= 1
@@ -169,7 +169,7 @@ extension Graph {
             // instructions a write, profiled).
             if states[i].base != noIndex && bases[Int(states[i].base)].epoch == epoch {
                 try edit(&states[i].value)
-                revision &+= 1
+                revisionCount &+= 1
                 states[i].revision = revision
                 bumpVersionInEpoch(i, round: round, at: removing ?? path)
                 return true
@@ -179,7 +179,7 @@ extension Graph {
         var updated = old
         try edit(&updated)
         try checkRange(i, updated)
-        revision &+= 1
+        revisionCount &+= 1
         states[i].value = updated
         states[i].revision = revision
         scheduleChanged(i, old: old, writtenPath: path, round: round)

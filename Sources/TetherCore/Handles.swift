@@ -42,4 +42,4 @@ public struct GenerationCounter: Sendable {
 }
 
 /// The sentinel index meaning "no node" in intrusive lists.
-let noIndex: UInt32 = .max
+@usableFromInline let noIndex: UInt32 = .max

@@ -23,7 +23,7 @@ public final class IndexQueue {
         pairs?.deallocate()
     }
 
-    @inline(__always) public var isEmpty: Bool { count == 0 }
+    @inlinable @inline(__always) public var isEmpty: Bool { count == 0 }
 
     @inline(__always) public subscript(i: Int) -> UInt32 {
         precondition(i >= 0 && i < count, "IndexQueue index out of range")

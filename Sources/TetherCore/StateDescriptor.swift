@@ -21,8 +21,9 @@ public struct StateDescriptor {
 
 /// The descriptor bits kept in the state node itself, so an undescribed
 /// state's write pays one byte test.
-struct DescriptorFlags: OptionSet {
-    let rawValue: UInt8
+@usableFromInline struct DescriptorFlags: OptionSet, Sendable {
+    @usableFromInline let rawValue: UInt8
+    @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
     static let readOnly = DescriptorFlags(rawValue: 1)
     static let range = DescriptorFlags(rawValue: 2)
     static let validator = DescriptorFlags(rawValue: 4)

@@ -53,18 +53,21 @@ extension Engine {
         }
     }
 
-    /// After a write that left its SYNC calls to the writer, `lock` held:
-    /// makes them (true, both locks released on return) if nothing else is
-    /// owed first and no other thread is delivering; otherwise queues them
-    /// as the write would have (false, `lock` still held).
+    /// After a write from outside callbacks that left its SYNC calls to the
+    /// writer, `lock` held: makes them if nothing else is owed first and no
+    /// other thread is delivering; otherwise queues them as the write would
+    /// have and delivers the queue as any SYNC write does. Returns with
+    /// `lock` released.
     @usableFromInline
-    func deliverDirectIfFree() -> Bool {
+    func deliverDirectWrite() {
         if !graph.hasSyncWork && deliveryLock.tryLock() {
             deliverDirectLocked()
-            return true
+            return
         }
         graph.scheduleDirectCall()
-        return false
+        // Queued: delivered as any SYNC write's calls (a direct call is
+        // only recorded outside callbacks and batches).
+        if graph.hasSyncWork { deliverSyncLocked() } else { lock.unlock() }
     }
 
     /// The SYNC calls a write left to its writer (GraphDirect.swift), made

@@ -7,8 +7,13 @@ import TetherCore
 /// runtime's graph lock: one lock per call on the hot path.
 @usableFromInline final class RuntimeSlot {
     @usableFromInline let lock = Lock()
+    let index: Int
     var runtime: Engine? {
-        didSet { fastRuntime = runtime.map { .passUnretained($0) } }
+        didSet {
+            fastRuntime = runtime.map { .passUnretained($0) }
+            // The typed getters' and setters' plain path (PlainAccess.swift).
+            tether_internal_set_slot_graph(Int32(index), runtime.map { Unmanaged.passUnretained($0.graph as Graph).toOpaque() })
+        }
     }
     /// The same reference, read on the hot path without a refcount round
     /// trip: `runtime` keeps it alive, and it is only read under `lock`
@@ -17,6 +22,10 @@ import TetherCore
     @usableFromInline var fastRuntime: Unmanaged<Engine>?
     /// Outlives each runtime in the slot, so ids are never reissued by the next one.
     var generations = GenerationCounter()
+
+    init(index: Int) {
+        self.index = index
+    }
 }
 
 @usableFromInline enum RuntimeTable {
@@ -24,8 +33,9 @@ import TetherCore
     /// tether_internal_slot_objects for the lookups: reading one there costs
     /// no retain (they are never freed) and no swift_once.
     static let slots: [RuntimeSlot] = {
-        let slots = (0..<HandleCodec.maxRuntimes).map { _ in RuntimeSlot() }
+        let slots = (0..<HandleCodec.maxRuntimes).map { RuntimeSlot(index: $0) }
         for (i, slot) in slots.enumerated() {
+            tether_internal_set_slot_lock(Int32(i), slot.lock.raw)
             tether_internal_set_slot_object(Int32(i), Unmanaged.passUnretained(slot).toOpaque())
         }
         return slots

@@ -51,7 +51,10 @@ extension Engine {
         }
         if depth != 0 { graph.cause = Cause() }
         wakeLoopIfNeeded()
-        if direct && graph.hasDirectCall && deliverDirectIfFree() { return .done(revision: revision) }
+        if direct && graph.hasDirectCall {
+            deliverDirectWrite()
+            return .done(revision: revision)
+        }
         if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
             deliverSyncLocked()
         } else {

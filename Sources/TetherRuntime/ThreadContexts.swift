@@ -54,7 +54,11 @@ import TetherWire
 }
 
 extension Engine {
-    @inlinable static var currentThread: UInt { UInt(pthread_self()) }
+    /// This thread's identity: the address of its own callback context,
+    /// unique among live threads like a pthread_t, but two inline
+    /// instructions where pthread_self() is a call through the PLT (and a
+    /// call on the typed getters' plain path made them keep a frame).
+    @inlinable static var currentThread: UInt { UInt(tether_internal_thread_id()) }
 
     /// This thread's context in this runtime, if it has one. `lock` held.
     /// Nearly free when the thread has nothing open anywhere.

@@ -29,6 +29,8 @@ typedef struct tether_internal_tls {
 extern __thread tether_internal_tls_t tether_internal_context TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
 
 static inline tether_internal_tls_t *tether_internal_tls(void) { return &tether_internal_context; }
+/* The calling thread's identity (Engine.currentThread): its context's address. */
+static inline uintptr_t tether_internal_thread_id(void) { return (uintptr_t)&tether_internal_context; }
 
 /* Entry accessors. Swift reaching into these fixed arrays through tuple
  * pointers copied the whole 128-byte array in and out per access (memcpy,
@@ -203,6 +205,34 @@ static inline int tether_internal_trylock(tether_internal_lock_t *l) {
 
 static inline void tether_internal_unlock(tether_internal_lock_t *l) {
   if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2) tether_internal_lock_wake(l);
+}
+
+/* The graph lock of each runtime slot (its RuntimeSlot's Lock, never freed),
+ * published beside the slot objects for the typed getters' and setters'
+ * plain path (PlainAccess.swift): one load, where reaching it through the
+ * slot object took two and a check that the lock is enabled (a slot's lock
+ * always is). NULL until the slots are made. */
+extern tether_internal_lock_t *tether_internal_slot_locks[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
+static inline tether_internal_lock_t *tether_internal_slot_lock(int slot) {
+  return __atomic_load_n(&tether_internal_slot_locks[slot], __ATOMIC_ACQUIRE);
+}
+static inline void tether_internal_set_slot_lock(int slot, tether_internal_lock_t *lock) {
+  __atomic_store_n(&tether_internal_slot_locks[slot], lock, __ATOMIC_RELEASE);
+}
+
+/* The graph (a TetherCore Graph object, unretained) of the live runtime in
+ * each slot, or NULL: set and cleared with the slot's runtime, under the
+ * slot's lock, so a reader holding that lock (or a single-threaded
+ * runtime's owner thread) finds it in one load. */
+extern void *tether_internal_slot_graphs[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
+static inline void *tether_internal_slot_graph(int slot) { return tether_internal_slot_graphs[slot]; }
+static inline void tether_internal_set_slot_graph(int slot, void *graph) { tether_internal_slot_graphs[slot] = graph; }
+
+/* Nonzero while this thread runs a callback or has a transaction or scope
+ * open in any runtime: then reads may be tracked or see staged values, and
+ * writes may be staged, so the plain path steps aside. */
+static inline unsigned tether_internal_thread_busy(void) {
+  return tether_internal_depth | tether_internal_contexts;
 }
 
 /* A condition variable for these locks: waiters sleep on a sequence number
