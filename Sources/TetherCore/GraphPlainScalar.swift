@@ -1,8 +1,11 @@
 // GraphPlainScalar.swift — the plain path of the typed getters and setters: a scalar read, and an int written to a state nothing watches.
 
-/// A typed get or set from outside callbacks and transactions mostly meets a
-/// state that is what it looks like: a live scalar of the asked type and, for
-/// a write, nobody watching it. These functions do exactly that case and
+/// A typed get or set from outside transactions mostly meets a state that is
+/// what it looks like: a live scalar of the asked type and, for a write from
+/// outside callbacks, nobody watching it (or only SYNC observers). A read
+/// from a callback of the graph's runtime is `tracked`: inside a compute
+/// callback or effect it is a dependency (`track` knows whether an
+/// evaluation is running and not in an untracked section). These functions do exactly that case and
 /// answer nil or false for anything else, having touched nothing: the
 /// caller then takes the full path (`read`, `write`), which gives every
 /// error and every other case its usual treatment. Issue 16: the full path
@@ -19,35 +22,45 @@ extension Graph {
     }
 
     @inlinable @inline(__always)
-    public final func plainInt(_ index: UInt32, _ generation: UInt32) -> Int64? {
+    public final func plainInt(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Int64? {
         guard let i = plainIndex(index, generation), case let .int(n) = states[i].value else { return nil }
+        if tracked { track(NodeRef.state(i), version: states[i].version) }
         return n
     }
 
     @inlinable @inline(__always)
-    public final func plainDouble(_ index: UInt32, _ generation: UInt32) -> Double? {
+    public final func plainDouble(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Double? {
         guard let i = plainIndex(index, generation), case let .double(x) = states[i].value else { return nil }
+        if tracked { track(NodeRef.state(i), version: states[i].version) }
         return x
     }
 
     @inlinable @inline(__always)
-    public final func plainBool(_ index: UInt32, _ generation: UInt32) -> Bool? {
+    public final func plainBool(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Bool? {
         guard let i = plainIndex(index, generation), case let .bool(b) = states[i].value else { return nil }
+        if tracked { track(NodeRef.state(i), version: states[i].version) }
         return b
     }
 
-    /// Writes `n` over the int of a state without observers, readers,
-    /// path readers or descriptor, while no SYNC call or loop wake-up is
-    /// owed: then the write is only a store, a revision and a version (the
-    /// case of `writeScalar` without readers), and nothing is scheduled
-    /// that the caller would have to deliver. False when that is not the
-    /// case (nothing done). Round checks pass: the caller is outside callbacks.
+    /// Writes `n` over the int of a live int state from outside callbacks
+    /// (round checks pass).
+    ///
+    /// - `.written`: the common case done inline: no observers, readers,
+    ///   path readers or descriptor, and nothing owed to anyone (no SYNC
+    ///   call queued, no loop wake-up), so the write is a store, a revision
+    ///   and a version (`writeScalar`'s case without readers), or nothing
+    ///   for an equal value.
+    /// - `.scheduled`: written by `writeScalar` (observers' calls queued or
+    ///   left to the caller as a direct call, readers marked), and the
+    ///   caller must finish it as any write (`Engine.finishWrite`).
+    /// - `.declined`, with nothing done: a descriptor, another type, a
+    ///   stale handle. The caller takes the full write.
     @inlinable @inline(__always)
-    public final func writePlainInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> Bool {
-        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value,
-              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
+    public final func writePlainInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> PlainIntWrite {
+        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value else { return .declined }
+        guard states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
               states[i].described.rawValue == 0, !states[i].pathReaders,
-              !loopWakeRequested, syncQueue.isEmpty else { return false }
+              !loopWakeRequested, syncQueue.isEmpty else { return writeWatchedInt(i, n) }
         if n != old {
             revisionCount &+= 1
             withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .int(n)) }  // nothing to release
@@ -55,27 +68,23 @@ extension Graph {
             states[i].version = nextVersion
             nextVersion &+= 1
         }
-        return true
+        return .written
     }
 
-    /// `writePlainInt` for a state whose observers the writer may call
-    /// itself (`mayCallDirectly`: all SYNC, of the whole value, none
-    /// pending, nothing queued): the change is stored and the calls are
-    /// left to the writer as a direct call (GraphDirect.swift), as
-    /// `writeScalar` does for a write from outside callbacks. False, with
-    /// nothing done, for anything else, an equal write included (observers
-    /// that asked for equal writes are woken by the full path).
-    public final func writeDirectInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> Bool {
-        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value, n != old,
-              states[i].firstObserver != noIndex, states[i].firstSub == noIndex,
-              states[i].described.rawValue == 0, !states[i].pathReaders,
-              !loopWakeRequested, mayCallDirectly(i) else { return false }
-        revisionCount &+= 1
-        withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .int(n)) }
-        states[i].revision = revisionCount
-        states[i].version = nextVersion  // no readers: bumpVersion's first case
-        nextVersion &+= 1
-        recordDirectCall(i, old: .int(old), new: .int(n), round: 0)
-        return true
+    /// `writePlainInt` of anything but the inline case: `writeScalar`, as
+    /// `write` calls it for a write from outside callbacks that may leave
+    /// its SYNC calls to the writer.
+    @usableFromInline
+    final func writeWatchedInt(_ i: Int, _ n: Int64) -> PlainIntWrite {
+        writeScalar(i, .int(n), round: 0, directCalls: true) == nil ? .declined : .scheduled
     }
+}
+
+/// What `writePlainInt` did.
+public enum PlainIntWrite {
+    case written
+    /// Written; the caller finishes the write (calls, wake-ups).
+    case scheduled
+    /// Nothing done.
+    case declined
 }

@@ -43,7 +43,7 @@ extension Graph {
     /// stored as scalars, without `Value`'s outlined copy and destroy or
     /// the type lock's check (same type: nothing to convert or refuse).
     @inline(__always)
-    private func writeScalar(_ i: Int, _ new: ScalarValue, round: UInt32, directCalls: Bool) -> Bool? {
+    func writeScalar(_ i: Int, _ new: ScalarValue, round: UInt32, directCalls: Bool) -> Bool? {
         if case .other = new { return nil }  // a string or a composite
         guard states[i].described.isEmpty else { return nil }
         let old: ScalarValue

@@ -2,8 +2,9 @@ import CTether
 import TetherCore
 
 /// The plain path of the typed getters and setters (GraphPlainScalar.swift
-/// says which case it is): from a thread outside every callback, transaction
-/// and scope, straight from the handle to the graph (published per slot:
+/// says which case it is): from a thread outside every transaction and scope
+/// and, for a write, every callback (a read may come from a callback of the
+/// state's runtime: a compute callback's read is the hot one), straight from the handle to the graph (published per slot:
 /// tether_internal_slot_graphs) under the slot's lock, or without one on a
 /// single-threaded runtime's owner thread. It calls nothing: a contended
 /// lock, another thread's single-threaded runtime, a stale handle, another
@@ -21,6 +22,20 @@ extension Runtimes {
         return Int32(truncatingIfNeeded: h.slot)
     }
 
+    /// `plainSlot` for a read, which may also come from a callback of the
+    /// state's own runtime (the innermost one this thread runs, with no
+    /// transaction or scope open): then `inCallback`, and the read is
+    /// tracked as the full path would track it.
+    @inlinable @inline(__always)
+    static func plainReadSlot(_ h: DecodedHandle) -> (slot: Int32, inCallback: Bool)? {
+        guard h.kind == HandleKind.state.rawValue, tether_internal_get_contexts() == 0 else { return nil }
+        let slot = Int32(truncatingIfNeeded: h.slot)
+        let depth = tether_internal_get_depth()
+        if depth == 0 { return (slot, false) }
+        guard HandleCodec.decode(tether_internal_innermost_runtime(depth)).slot == h.slot else { return nil }
+        return (slot, true)
+    }
+
     /// Takes the right to touch the slot's graph: its lock if it is free
     /// (returned, to release), or nothing on a single-threaded runtime's
     /// owner thread (.some(nil)). nil: not now.
@@ -36,12 +51,12 @@ extension Runtimes {
 
     /// `read` of the slot's graph under `plainAccess`; nil when it is not taken.
     @inlinable @inline(__always)
-    static func plainRead<T>(_ id: UInt64, _ read: (Graph, DecodedHandle) -> T?) -> T? {
+    static func plainRead<T>(_ id: UInt64, _ read: (Graph, DecodedHandle, Bool) -> T?) -> T? {
         let h = HandleCodec.decode(id)
-        guard let slot = plainSlot(h), let access = plainAccess(slot) else { return nil }
+        guard let (slot, inCallback) = plainReadSlot(h), let access = plainAccess(slot) else { return nil }
         var result: T? = nil
         if let graph = tether_internal_slot_graph(slot) {
-            result = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { read($0, h) }
+            result = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { read($0, h, inCallback) }
         }
         if let lock = access { tether_internal_unlock(lock) }
         return result
@@ -49,50 +64,50 @@ extension Runtimes {
 
     @inlinable @inline(__always)
     package static func plainInt(state id: UInt64) -> Int64? {
-        plainRead(id) { graph, h in graph.plainInt(h.index, h.generation) }
+        plainRead(id) { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) }
     }
 
     @inlinable @inline(__always)
     package static func plainDouble(state id: UInt64) -> Double? {
-        plainRead(id) { graph, h in graph.plainDouble(h.index, h.generation) }
+        plainRead(id) { graph, h, tracked in graph.plainDouble(h.index, h.generation, tracked: tracked) }
     }
 
     @inlinable @inline(__always)
     package static func plainBool(state id: UInt64) -> Bool? {
-        plainRead(id) { graph, h in graph.plainBool(h.index, h.generation) }
+        plainRead(id) { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) }
     }
 
-    /// A typed int write: done by the plain path, or done with the lock the
-    /// plain path took (when the state has watchers: `writeHeld`), or
-    /// declined before anything was taken.
+    /// A typed int write: done by the plain path, or finished on the
+    /// access the plain path took (`finishHeld`), or declined before
+    /// anything was taken.
     @inlinable @inline(__always)
     package static func writeInt(state id: UInt64, _ n: Int64) -> PlainWrite {
         let h = HandleCodec.decode(id)
         guard let slot = plainSlot(h), let access = plainAccess(slot) else { return .declined }
-        if let graph = tether_internal_slot_graph(slot) {
-            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.writePlainInt(h.index, h.generation, n) }) {
-                if let lock = access { tether_internal_unlock(lock) }
-                return .written
-            }
-            // Watched (or stale, or another type): the full write, on the
-            // access already held, rather than letting go and starting over.
-            return writeHeld(slot, StateID(index: h.index, generation: h.generation), n)
+        guard let graph = tether_internal_slot_graph(slot) else {
+            if let lock = access { tether_internal_unlock(lock) }
+            return .declined
         }
-        if let lock = access { tether_internal_unlock(lock) }
-        return .declined
+        let done = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { $0.writePlainInt(h.index, h.generation, n) }
+        if case .written = done {
+            if let lock = access { tether_internal_unlock(lock) }
+            return .written
+        }
+        return finishHeld(slot, StateID(index: h.index, generation: h.generation), n, done)
     }
 
-    /// `Engine.write` of the int `n` for a plain-path writer that holds the
-    /// runtime's access (`plainAccess`) and found its graph; releases it.
+    /// The rest of a plain-path int write, on the runtime's access the
+    /// writer holds (released here): what any write does after its graph
+    /// write, or, when it declined, the full write, rather than letting go
+    /// and starting over.
     @usableFromInline @inline(never)
-    static func writeHeld(_ slot: Int32, _ s: StateID, _ n: Int64) -> PlainWrite {
+    static func finishHeld(_ slot: Int32, _ s: StateID, _ n: Int64, _ done: PlainIntWrite) -> PlainWrite {
         // A published graph means a live runtime in the slot (set and cleared together).
         let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
         return runtimeSlot._withUnsafeGuaranteedRef { slot in
             slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine -> PlainWrite in
-                // Watched by SYNC observers only: their calls made here, directly.
-                if engine.graph.writeDirectInt(s.index, s.generation, n) {
-                    engine.deliverDirectWrite()
+                if case .scheduled = done {
+                    engine.finishWrite(delivering: false, direct: true)
                     return .written
                 }
                 if case let .failed(error) = engine.write(s, .set(.int(n))) { return .failed(error) }

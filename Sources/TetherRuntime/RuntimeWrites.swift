@@ -50,17 +50,24 @@ extension Engine {
             return .failed(error)
         }
         if depth != 0 { graph.cause = Cause() }
+        finishWrite(delivering: delivering, direct: direct)
+        return .done(revision: revision)
+    }
+
+    /// After the graph applied a write, `lock` held: wakes the loop if the
+    /// write queued loop work, and makes the SYNC calls owed (the direct
+    /// call it left, or the queue) unless the writer is itself delivering
+    /// or a batch is open. Returns with `lock` released.
+    @usableFromInline
+    func finishWrite(delivering: Bool, direct: Bool) {
         wakeLoopIfNeeded()
         if direct && graph.hasDirectCall {
             deliverDirectWrite()
-            return .done(revision: revision)
-        }
-        if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
+        } else if graph.hasSyncWork && graph.batchDepth == 0 && !delivering {
             deliverSyncLocked()
         } else {
             lock.unlock()
         }
-        return .done(revision: revision)
     }
 
     /// Inside a transaction: stage. A refused write dooms the transaction.

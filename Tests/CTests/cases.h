@@ -166,6 +166,12 @@
   X(sync_direct_free_runtime_inside) \
   X(sync_direct_not_used_in_batches) \
   X(sync_direct_threads_chain_per_observer) \
+  X(plain_path_forged_and_stale_handles) \
+  X(plain_path_other_types) \
+  X(plain_path_reads_in_compute_callbacks) \
+  X(plain_path_writes_to_watched_states) \
+  X(plain_path_transactions_and_threads) \
+  X(plain_path_readers_race_a_writer) \
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
   X(effects_fallible) \

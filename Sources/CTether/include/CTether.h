@@ -228,6 +228,13 @@ extern void *tether_internal_slot_graphs[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_IN
 static inline void *tether_internal_slot_graph(int slot) { return tether_internal_slot_graphs[slot]; }
 static inline void tether_internal_set_slot_graph(int slot, void *graph) { tether_internal_slot_graphs[slot] = graph; }
 
+/* The runtime handle id of the innermost callback this thread runs
+ * (depth > 0): a read from a callback of that runtime may take the plain
+ * path (tracked when it is a compute callback). */
+static inline uint64_t tether_internal_innermost_runtime(unsigned depth) {
+  return tether_internal_context.runtime[depth - 1];
+}
+
 /* Nonzero while this thread runs a callback or has a transaction or scope
  * open in any runtime: then reads may be tracked or see staged values, and
  * writes may be staged, so the plain path steps aside. */

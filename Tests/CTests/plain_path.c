@@ -1,0 +1,327 @@
+/*
+ * plain_path.c — the typed getters' and setters' plain path.
+ *
+ * tether_state_get_int/_double/_bool and tether_state_set_int take a short
+ * path when the case is plain (docs/performance.md, "The plain path"): a
+ * live scalar of the asked type, a thread outside transactions and scopes
+ * (and, for a write, outside callbacks), the runtime's lock free. Anything
+ * else goes the full way. These cases hold the plain path to the full
+ * path's answers at every edge where one could differ from the other:
+ * forged and stale handles, other types, reads from callbacks (tracked only
+ * in a compute callback of the state's own runtime, not in an untracked
+ * section), transactions, states with readers and observers of each kind,
+ * a single-threaded runtime used from another thread, and readers racing a
+ * writer.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "cases.h"
+#include "check.h"
+#include "tether.h"
+
+static tether_runtime_t host_runtime(unsigned flags) {
+  tether_runtime_options_t o;
+  tether_runtime_t rt = {0};
+  tether_runtime_options_init(&o);
+  o.mode = TETHER_LOOP_HOST;
+  o.flags = flags;
+  CHECK_OK(tether_runtime_new(&o, &rt));
+  return rt;
+}
+
+TEST_CASE(plain_path_forged_and_stale_handles) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t s, freed, gen0, other_kind;
+  int64_t v = 7;
+  double d = 0;
+  bool b = false;
+  CHECK_OK(tether_state_new_int(rt, 41, 0, &s));
+  CHECK_OK(tether_state_new_int(rt, 1, 0, &freed));
+  CHECK_OK(tether_state_free(freed));
+
+  /* Generation 0 is never issued: it names a free slot, which must not read as a state. */
+  gen0.id = freed.id & ~(uint64_t)0x3FFFFFF;
+  CHECK_ERR(tether_state_get_int(gen0, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_state_set_int(gen0, 5), TETHER_ESTALE);
+  CHECK_ERR(tether_state_get_int(freed, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_state_get_double(freed, &d), TETHER_ESTALE);
+  CHECK_ERR(tether_state_get_bool(freed, &b), TETHER_ESTALE);
+  CHECK_ERR(tether_state_set_int(freed, 5), TETHER_ESTALE);
+  CHECK_MENTIONS("stale");
+  CHECK_INT_EQ(v, 7);  /* a failed get leaves *out alone */
+
+  /* Another kind of handle with the same bits (kind field 2: an observer). */
+  other_kind.id = (s.id & ~((uint64_t)0xF << 50)) | ((uint64_t)2 << 50);
+  CHECK_ERR(tether_state_get_int(other_kind, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_state_set_int(other_kind, 5), TETHER_ESTALE);
+  CHECK_ERR(tether_state_get_int(s, NULL), TETHER_EINVAL);
+
+  CHECK_OK(tether_state_get_int(s, &v));
+  CHECK_INT_EQ(v, 41);
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_ERR(tether_state_get_int(s, &v), TETHER_ESTALE);
+  CHECK_ERR(tether_state_set_int(s, 1), TETHER_ESTALE);
+  return check_report("plain_path_forged_and_stale_handles");
+}
+
+TEST_CASE(plain_path_other_types) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t i, x, flag, locked;
+  int64_t v = 0;
+  double d = 0;
+  bool b = false;
+  CHECK_OK(tether_state_new_int(rt, 3, 0, &i));
+  CHECK_OK(tether_state_new_double(rt, 2.5, 0, &x));
+  CHECK_OK(tether_state_new_bool(rt, true, 0, &flag));
+  CHECK_OK(tether_state_new_double(rt, 1.5, TETHER_STATE_LOCK_TYPE, &locked));
+
+  CHECK_OK(tether_state_get_double(i, &d));  /* an int reads as a double */
+  CHECK(d == 3.0);
+  CHECK_ERR(tether_state_get_int(x, &v), TETHER_ETYPE);
+  CHECK_ERR(tether_state_get_bool(i, &b), TETHER_ETYPE);
+  CHECK_OK(tether_state_get_bool(flag, &b));
+  CHECK(b);
+
+  /* An int over a double: a type change, the full path's to make. */
+  CHECK_OK(tether_state_set_int(x, 9));
+  CHECK_OK(tether_state_get_int(x, &v));
+  CHECK_INT_EQ(v, 9);
+  /* A type-locked double stores an int as a double; a locked bool refuses it. */
+  CHECK_OK(tether_state_set_int(locked, 9));
+  CHECK_OK(tether_state_get_double(locked, &d));
+  CHECK(d == 9.0);
+  CHECK_ERR(tether_state_get_int(locked, &v), TETHER_ETYPE);
+  CHECK_OK(tether_state_new_bool(rt, false, TETHER_STATE_LOCK_TYPE, &locked));
+  CHECK_ERR(tether_state_set_int(locked, 9), TETHER_ETYPE);
+  CHECK_OK(tether_state_get_bool(locked, &b));
+  CHECK(!b);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_other_types");
+}
+
+/* A computed reading `source` (of its own or another runtime), counting runs;
+ * `untracked` reads it inside an untracked section. */
+typedef struct {
+  tether_state_t source;
+  tether_runtime_t own;
+  int untracked;
+  int runs;
+} reader_t;
+
+static int read_source(tether_value_t *out, void *user_data) {
+  reader_t *r = user_data;
+  int64_t v = 0;
+  r->runs++;
+  if (r->untracked) tether_untracked_begin(r->own);
+  int rc = tether_state_get_int(r->source, &v);
+  if (r->untracked) tether_untracked_end(r->own);
+  if (rc != TETHER_OK) return rc;
+  return tether_value_set_int(out, v * 10);
+}
+
+TEST_CASE(plain_path_reads_in_compute_callbacks) {
+  tether_runtime_t rt = host_runtime(0), other = host_runtime(0);
+  tether_state_t s;
+  tether_computed_t tracked, untracked, foreign;
+  reader_t t = {{0}, {0}, 0, 0}, u = {{0}, {0}, 1, 0}, f = {{0}, {0}, 0, 0};
+  int64_t v = 0;
+  CHECK_OK(tether_state_new_int(rt, 1, 0, &s));
+  t.source = u.source = f.source = s;
+  t.own = u.own = rt;
+  f.own = other;
+  CHECK_OK(tether_computed_new(rt, read_source, &t, NULL, &tracked));
+  CHECK_OK(tether_computed_new(rt, read_source, &u, NULL, &untracked));
+  /* A computed of another runtime reading this state: not a dependency. */
+  CHECK_OK(tether_computed_new(other, read_source, &f, NULL, &foreign));
+  CHECK_OK(tether_computed_get_int(tracked, &v));
+  CHECK_INT_EQ(v, 10);
+  CHECK_OK(tether_computed_get_int(untracked, &v));
+  CHECK_INT_EQ(v, 10);
+  CHECK_OK(tether_computed_get_int(foreign, &v));
+  CHECK_INT_EQ(v, 10);
+
+  CHECK_OK(tether_state_set_int(s, 2));  /* a state with a reader: not the inline write */
+  CHECK_OK(tether_computed_get_int(tracked, &v));
+  CHECK_INT_EQ(v, 20);
+  CHECK_INT_EQ(t.runs, 2);
+  CHECK_OK(tether_computed_get_int(untracked, &v));
+  CHECK_INT_EQ(v, 10);  /* nothing tracked: still the first result */
+  CHECK_INT_EQ(u.runs, 1);
+  CHECK_OK(tether_computed_get_int(foreign, &v));
+  CHECK_INT_EQ(v, 10);
+  CHECK_INT_EQ(f.runs, 1);
+
+  /* The same write again is no change: nothing recomputes. */
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_OK(tether_computed_get_int(tracked, &v));
+  CHECK_INT_EQ(t.runs, 2);
+  CHECK_OK(tether_runtime_free(other));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_reads_in_compute_callbacks");
+}
+
+typedef struct {
+  tether_state_t s;
+  int64_t seen;
+  int calls;
+} watch_t;
+
+static void on_change_read(const tether_change_t *c, void *user_data) {
+  watch_t *w = user_data;
+  (void)c;
+  w->calls++;
+  /* A read from an observer callback: the new value, and no dependency. */
+  CHECK_OK(tether_state_get_int(w->s, &w->seen));
+}
+
+TEST_CASE(plain_path_writes_to_watched_states) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t s;
+  tether_observer_t sync_obs, loop_obs, equal_obs;
+  watch_t sw = {{0}, 0, 0}, lw = {{0}, 0, 0}, ew = {{0}, 0, 0};
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  sw.s = lw.s = ew.s = s;
+  CHECK_OK(tether_observe(s, NULL, TETHER_OBSERVE_SYNC, on_change_read, &sw, NULL, &sync_obs));
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_INT_EQ(sw.calls, 1);
+  CHECK_INT_EQ(sw.seen, 1);
+
+  CHECK_OK(tether_observe(s, NULL, 0, on_change_read, &lw, NULL, &loop_obs));
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_INT_EQ(sw.calls, 2);
+  CHECK_INT_EQ(lw.calls, 0);  /* a loop observer waits for the loop */
+  CHECK_OK(tether_runtime_flush(rt));
+  CHECK_INT_EQ(lw.calls, 1);
+  CHECK_INT_EQ(lw.seen, 2);
+
+  /* An equal write wakes an observer that asked for equal writes only. */
+  CHECK_OK(tether_observe(s, NULL, TETHER_OBSERVE_SYNC | TETHER_OBSERVE_EQUAL, on_change_read, &ew, NULL,
+                          &equal_obs));
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_INT_EQ(ew.calls, 1);
+  CHECK_INT_EQ(sw.calls, 2);
+  CHECK_OK(tether_observer_remove(equal_obs));
+  CHECK_OK(tether_observer_remove(loop_obs));
+  CHECK_OK(tether_observer_remove(sync_obs));
+
+  /* No observers left: the inline write, and its revision still advances. */
+  uint64_t before = 0, after = 0;
+  CHECK_OK(tether_state_revision(s, &before));
+  CHECK_OK(tether_state_set_int(s, 3));
+  CHECK_OK(tether_state_revision(s, &after));
+  CHECK(after > before);
+  CHECK_OK(tether_state_set_int(s, 3));
+  CHECK_OK(tether_state_revision(s, &before));
+  CHECK_INT_EQ(before, after);  /* an equal write is no change */
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_writes_to_watched_states");
+}
+
+typedef struct {
+  tether_state_t s;
+  int64_t got;
+  int rc;
+} peer_t;
+
+static void *peer_reads(void *arg) {
+  peer_t *p = arg;
+  p->rc = tether_state_get_int(p->s, &p->got);
+  return NULL;
+}
+
+static void *peer_writes(void *arg) {
+  peer_t *p = arg;
+  p->rc = tether_state_set_int(p->s, 99);
+  return NULL;
+}
+
+TEST_CASE(plain_path_transactions_and_threads) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t s;
+  tether_transaction_t txn;
+  pthread_t t;
+  peer_t peer = {{0}, -1, -1};
+  int64_t v = 0;
+  CHECK_OK(tether_state_new_int(rt, 1, 0, &s));
+  peer.s = s;
+  CHECK_OK(tether_transaction_begin(rt, NULL, &txn));
+  CHECK_OK(tether_state_set_int(s, 5));  /* staged */
+  CHECK_OK(tether_state_get_int(s, &v));
+  CHECK_INT_EQ(v, 5);  /* this thread reads its own staged write */
+  CHECK(pthread_create(&t, NULL, peer_reads, &peer) == 0);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK_OK(peer.rc);
+  CHECK_INT_EQ(peer.got, 1);  /* others still see the committed value */
+  CHECK_OK(tether_transaction_commit(txn, NULL));
+  CHECK(pthread_create(&t, NULL, peer_reads, &peer) == 0);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK_INT_EQ(peer.got, 5);
+  CHECK_OK(tether_runtime_free(rt));
+
+  /* A single-threaded runtime refuses every other thread, plain case or not. */
+  rt = host_runtime(TETHER_RUNTIME_SINGLE_THREAD);
+  CHECK_OK(tether_state_new_int(rt, 4, 0, &s));
+  peer.s = s;
+  CHECK(pthread_create(&t, NULL, peer_reads, &peer) == 0);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK_INT_EQ(peer.rc, TETHER_ETHREAD);
+  CHECK(pthread_create(&t, NULL, peer_writes, &peer) == 0);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK_INT_EQ(peer.rc, TETHER_ETHREAD);
+  CHECK_OK(tether_state_get_int(s, &v));
+  CHECK_INT_EQ(v, 4);
+  CHECK_OK(tether_state_set_int(s, 6));
+  CHECK_OK(tether_state_get_int(s, &v));
+  CHECK_INT_EQ(v, 6);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_transactions_and_threads");
+}
+
+/* Readers racing one writer that counts up: every read is a value the writer
+ * wrote, never smaller than the reader's previous read (the lock orders
+ * them; a contended reader takes the full path and waits). */
+#define RACE_WRITES 20000
+#define RACE_READERS 3
+
+typedef struct {
+  tether_state_t s;
+  long backwards, errors;
+} racer_t;
+
+static void *race_reader(void *arg) {
+  racer_t *r = arg;
+  int64_t last = 0, v = 0;
+  for (int i = 0; i < RACE_WRITES; i++) {
+    if (tether_state_get_int(r->s, &v) != TETHER_OK || v < 0 || v > RACE_WRITES) r->errors++;
+    if (v < last) r->backwards++;
+    last = v;
+  }
+  return NULL;
+}
+
+TEST_CASE(plain_path_readers_race_a_writer) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t s;
+  pthread_t readers[RACE_READERS];
+  racer_t r[RACE_READERS];
+  int64_t v = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  for (int k = 0; k < RACE_READERS; k++) {
+    r[k].s = s;
+    r[k].backwards = r[k].errors = 0;
+    CHECK(pthread_create(&readers[k], NULL, race_reader, &r[k]) == 0);
+  }
+  for (int64_t i = 1; i <= RACE_WRITES; i++) {
+    if (tether_state_set_int(s, i) != TETHER_OK) CHECK_OK(tether_state_set_int(s, i));
+  }
+  for (int k = 0; k < RACE_READERS; k++) {
+    CHECK(pthread_join(readers[k], NULL) == 0);
+    CHECK_INT_EQ(r[k].errors, 0);
+    CHECK_INT_EQ(r[k].backwards, 0);
+  }
+  CHECK_OK(tether_state_get_int(s, &v));
+  CHECK_INT_EQ(v, RACE_WRITES);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_readers_race_a_writer");
+}
