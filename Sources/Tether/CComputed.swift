@@ -73,6 +73,16 @@ public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutabl
 
 @_cdecl("tether_computed_get_int")
 public func tether_computed_get_int(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    if let out, let v = Runtimes.plainComputedInt(c.id) {
+        out.pointee = v
+        return 0
+    }
+    return computedGetInt(c, out)
+}
+
+/// The full path of `tether_computed_get_int` (evaluation, errors, cycles).
+@inline(never)
+private func computedGetInt(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return nullOut("tether_computed_get_int") }
     return computedCall("tether_computed_get_int", c) { () throws(TetherError) in
         out.pointee = try Scalar.int(Runtimes.readComputedScalar(c.id))

@@ -97,7 +97,7 @@ open class Graph {
     // Node storage (the layouts of derived nodes and links: GraphNodes.swift).
     @usableFromInline final var states = NodeBuffer<StateNode>()
     var observers = NodeBuffer<ObserverRecord>()
-    var derived = NodeBuffer<DerivedNode>()
+    @usableFromInline final var derived = NodeBuffer<DerivedNode>()
     var bases = NodeBuffer<StateBase>()
     var firstFreeBase: UInt32 = noIndex
     var links = NodeBuffer<Link>()
@@ -173,7 +173,7 @@ open class Graph {
     }
     /// Whether either list above has entries: asked after every read from
     /// inside a callback, where testing the arrays retained their storage.
-    public internal(set) var hasDeferredReleases = false
+    public internal(set) final var hasDeferredReleases = false
 
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.

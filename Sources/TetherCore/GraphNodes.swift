@@ -17,12 +17,13 @@
 /// error lives in `Graph.derivedErrors` behind `DerivedFlags.failed`, and
 /// an effect's cause in `Graph.derivedCauses`, side tables rather than
 /// fields every node would carry.
+@usableFromInline
 struct DerivedNode {
-    var generation: UInt32
-    var kind: DerivedKind
-    var flags: DerivedFlags
-    var value: Value
-    var version: UInt64
+    @usableFromInline var generation: UInt32
+    @usableFromInline var kind: DerivedKind
+    @usableFromInline var flags: DerivedFlags
+    @usableFromInline var value: Value
+    @usableFromInline var version: UInt64
     var body: DerivedBody?
     var firstDep: UInt32
     var lastDep: UInt32
@@ -58,7 +59,7 @@ enum NodeRef {
     static let derivedBit: UInt32 = 1 << 31
     static let pathBit: UInt32 = 1 << 30
     @inlinable @inline(__always) static func state(_ i: Int) -> UInt32 { UInt32(i) }
-    @inline(__always) static func derived(_ i: Int) -> UInt32 { UInt32(i) | derivedBit }
+    @inlinable @inline(__always) static func derived(_ i: Int) -> UInt32 { UInt32(i) | (1 << 31) }  // derivedBit
     @inline(__always) static func path(_ p: Int) -> UInt32 { UInt32(p) | pathBit }
     @inline(__always) static func isDerived(_ r: UInt32) -> Bool { r & derivedBit != 0 }
     @inline(__always) static func isPath(_ r: UInt32) -> Bool { r & pathBit != 0 }

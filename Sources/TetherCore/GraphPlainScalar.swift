@@ -80,6 +80,29 @@ extension Graph {
     }
 }
 
+extension Graph {
+    /// A typed read of a computed that is up to date (nothing to check or
+    /// evaluate: not fresh, stale, being computed, freed or failed) and
+    /// holds an int; `tracked` as for `plainInt`. Nil, with nothing done,
+    /// for anything else, or while the graph has releases or a loop
+    /// wake-up owed (the full read's leave does those): the caller takes
+    /// the full read, which evaluates, reports or finishes them.
+    /// fresh, stale, computing, disposed, failed (Propagation.swift): a
+    /// literal mask, inlined into the C face.
+    @usableFromInline static var notPlainComputed: UInt8 { 1 | 2 | 8 | 16 | 128 }
+
+    @inlinable @inline(__always)
+    public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Int64? {
+        let d = Int(index)
+        guard d < derived.count, generation != 0, derived[d].generation == generation,
+              derived[d].kind == .computed,
+              derived[d].flags.rawValue & Graph.notPlainComputed == 0,
+              case let .int(n) = derived[d].value, !hasDeferredReleases, !loopWakeRequested else { return nil }
+        if tracked { track(NodeRef.derived(d), version: derived[d].version) }
+        return n
+    }
+}
+
 /// What `writePlainInt` did.
 public enum PlainIntWrite {
     case written

@@ -66,8 +66,9 @@ public enum DerivedKind: UInt8, Sendable {
 /// Pending and Dirty; here one bit, `stale`, means "a source was written
 /// since the last evaluation: check before trusting the value", and the
 /// versions on the links decide in the pull whether it really changed.
-struct DerivedFlags: OptionSet {
-    let rawValue: UInt8
+@usableFromInline struct DerivedFlags: OptionSet, Sendable {
+    @usableFromInline let rawValue: UInt8
+    @usableFromInline init(rawValue: UInt8) { self.rawValue = rawValue }
     /// A source changed since the last evaluation: check before trusting the value.
     static let stale = DerivedFlags(rawValue: 1)
     /// Being evaluated now; reading it again is a cycle.

@@ -27,8 +27,8 @@ extension Runtimes {
     /// transaction or scope open): then `inCallback`, and the read is
     /// tracked as the full path would track it.
     @inlinable @inline(__always)
-    static func plainReadSlot(_ h: DecodedHandle) -> (slot: Int32, inCallback: Bool)? {
-        guard h.kind == HandleKind.state.rawValue, tether_internal_get_contexts() == 0 else { return nil }
+    static func plainReadSlot(_ h: DecodedHandle, _ kind: HandleKind) -> (slot: Int32, inCallback: Bool)? {
+        guard h.kind == kind.rawValue, tether_internal_get_contexts() == 0 else { return nil }
         let slot = Int32(truncatingIfNeeded: h.slot)
         let depth = tether_internal_get_depth()
         if depth == 0 { return (slot, false) }
@@ -51,9 +51,10 @@ extension Runtimes {
 
     /// `read` of the slot's graph under `plainAccess`; nil when it is not taken.
     @inlinable @inline(__always)
-    static func plainRead<T>(_ id: UInt64, _ read: (Graph, DecodedHandle, Bool) -> T?) -> T? {
+    static func plainRead<T>(_ id: UInt64, _ kind: HandleKind = .state,
+                             _ read: (Graph, DecodedHandle, Bool) -> T?) -> T? {
         let h = HandleCodec.decode(id)
-        guard let (slot, inCallback) = plainReadSlot(h), let access = plainAccess(slot) else { return nil }
+        guard let (slot, inCallback) = plainReadSlot(h, kind), let access = plainAccess(slot) else { return nil }
         var result: T? = nil
         if let graph = tether_internal_slot_graph(slot) {
             result = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { read($0, h, inCallback) }
@@ -75,6 +76,12 @@ extension Runtimes {
     @inlinable @inline(__always)
     package static func plainBool(state id: UInt64) -> Bool? {
         plainRead(id) { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) }
+    }
+
+    /// A computed's int when it is up to date (GraphPlainScalar.swift).
+    @inlinable @inline(__always)
+    package static func plainComputedInt(_ id: UInt64) -> Int64? {
+        plainRead(id, .computed) { graph, h, tracked in graph.plainComputedInt(h.index, h.generation, tracked: tracked) }
     }
 
     /// A typed int write: done by the plain path, or finished on the
