@@ -70,8 +70,9 @@ open class Graph {
         var pathRoot: UInt32 = noIndex
     }
 
+    @usableFromInline
     struct ObserverRecord {
-        var generation: UInt32
+        @usableFromInline var generation: UInt32
         var target: UInt32           // NodeRef: a state or a computed
         var prev: UInt32
         var next: UInt32
@@ -79,7 +80,7 @@ open class Graph {
         var options: ObserverOptions
         var path: JSONPointer?       // nil observes the whole value
         var sequence: UInt64         // registration order, the delivery order
-        var sink: ObserverSink?
+        @usableFromInline var sink: ObserverSink?
         // Pending delivery (coalesced): first old value, latest revision.
         var pending: Bool
         var pendingInitial: Bool
@@ -87,8 +88,8 @@ open class Graph {
         var pendingRevision: UInt64
         var pendingRound: UInt32
         // Calls in flight; a removal during a call defers the release to its end.
-        var running: UInt32
-        var removed: Bool
+        @usableFromInline var running: UInt32
+        @usableFromInline var removed: Bool
         /// The cause of the latest pending write (see `Cause`).
         var pendingMeta: AnyObject? = nil
         var pendingWave: UInt64 = 0
@@ -96,7 +97,7 @@ open class Graph {
 
     // Node storage (the layouts of derived nodes and links: GraphNodes.swift).
     @usableFromInline final var states = NodeBuffer<StateNode>()
-    var observers = NodeBuffer<ObserverRecord>()
+    @usableFromInline final var observers = NodeBuffer<ObserverRecord>()
     @usableFromInline final var derived = NodeBuffer<DerivedNode>()
     var bases = NodeBuffer<StateBase>()
     var firstFreeBase: UInt32 = noIndex
@@ -243,7 +244,7 @@ open class Graph {
     let loopQueue = IndexQueue()
     /// SYNC calls a write left to its writer (GraphDirect.swift).
     @usableFromInline var directCall: DirectCall?
-    var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
+    @usableFromInline final var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
     @usableFromInline final var loopWakeRequested = false

@@ -12,11 +12,11 @@
 /// over 128 bytes, and returning it by value cost a memcpy per copy (two
 /// per call; profiled).
 public struct Delivery {
-    public internal(set) var observerIndex: Int = 0
+    public var observerIndex: Int = 0
     /// Borrowed: the observer's `running` count keeps its sink in its
     /// record until `endDelivery` (a retained copy cost a retain and a
     /// release per call).
-    var sinkRef: Unmanaged<ObserverSink>? = nil
+    @usableFromInline var sinkRef: Unmanaged<ObserverSink>? = nil
     public var sink: ObserverSink? { sinkRef?.takeUnretainedValue() }
 
     /// Calls the sink with the change, without retaining the sink.
@@ -24,7 +24,7 @@ public struct Delivery {
     public func deliver() {
         sinkRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.deliver(change) }
     }
-    public internal(set) var change = Change(observer: ObserverID(index: 0, generation: 0), state: nil,
+    public var change = Change(observer: ObserverID(index: 0, generation: 0), state: nil,
                                              computed: nil, path: nil, oldValue: nil, newValue: nil,
                                              revision: 0, isInitial: false, cause: Cause())
     public internal(set) var round: UInt32 = 0
@@ -144,7 +144,7 @@ extension Graph {
     /// The part of preparing a call every kind shares: the observer is
     /// running (its removal defers the release), and `d` names it and
     /// borrows its sink.
-    @inline(__always)
+    @inlinable @inline(__always)
     func startCall(_ i: Int, into d: inout Delivery) {
         observers[i].running += 1
         d.observerIndex = i
@@ -192,7 +192,7 @@ extension Graph {
     }
 
     /// Observer `i`'s sink, read without a retain (see `Delivery.sinkRef`).
-    @inline(__always)
+    @inlinable @inline(__always)
     func borrowedSink(_ i: Int) -> Unmanaged<ObserverSink>? {
         observers.unretained(i, at: MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.sink).unsafelyUnwrapped,
                              as: ObserverSink.self)
@@ -207,6 +207,7 @@ extension Graph {
     /// `endDelivery` by the call's observer index: the owner's loop passes
     /// just that (passing its `Delivery` across the module boundary copied
     /// the whole struct, a memcpy per call; profiled).
+    @inlinable @inline(__always)
     public func endDelivery(observer i: Int) -> ObserverSink? {
         observers[i].running -= 1
         if observers[i].removed && observers[i].running == 0 && observers[i].sink != nil {

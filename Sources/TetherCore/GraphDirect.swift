@@ -93,7 +93,7 @@ extension Graph {
 
     /// Starts the `k`th call: false when that observer was removed since
     /// the write (or its slot reused). Ended by `endDelivery(observer:)`.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func beginDirectCall(_ k: Int, into d: inout Delivery) -> Bool {
         let target = directTargets[k]
         let i = Int(target.index)

@@ -97,6 +97,7 @@ extension Graph {
         return freeObserverSlot(i)
     }
 
+    @usableFromInline
     func freeObserverSlot(_ i: Int) -> ObserverSink? {
         let sink = observers[i].sink
         observers[i].sink = nil

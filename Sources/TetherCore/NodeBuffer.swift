@@ -42,7 +42,7 @@ struct NodeBuffer<Element> {
     /// retain: its raw bits, read as `Unmanaged` (an optional class
     /// reference is one pointer, null for nil; a test pins that). The caller
     /// must keep the element from releasing it while in use.
-    @inline(__always)
+    @inlinable @inline(__always)
     func unretained<T: AnyObject>(_ i: Int, at offset: Int, as: T.Type) -> Unmanaged<T>? {
         assert(i >= 0 && i < count, "node index out of range")
         return UnsafeRawPointer(base.unsafelyUnwrapped + i).load(fromByteOffset: offset, as: Unmanaged<T>?.self)
