@@ -108,6 +108,11 @@ void tether_internal_lock_wait(tether_internal_lock_t *l) {
 
 void tether_internal_lock_wake(tether_internal_lock_t *l) { futex_wake(l, 1); }
 
+int tether_internal_lock_wake_ok(tether_internal_lock_t *l) {
+  tether_internal_lock_wake(l);
+  return 0;
+}
+
 void tether_internal_cond_wait(tether_internal_cond_t *c, tether_internal_lock_t *l) {
   uint32_t seen = __atomic_load_n(c, __ATOMIC_ACQUIRE);
   tether_internal_unlock(l);

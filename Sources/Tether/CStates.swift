@@ -97,51 +97,87 @@ public func tether_state_get(_ s: tether_state_t, _ out: UnsafeMutablePointer<Op
 
 @_cdecl("tether_state_get_bool")
 public func tether_state_get_bool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
-    if let out, let v = Runtimes.plainBool(state: s.id) {
+    guard let out else { return getBool(s.id, nil, nil) }
+    return Runtimes.plainGet(s.id, out, { graph, h in graph.plainBool(h.index, h.generation, tracked: false) },
+                             inCallback: getBoolInCallback, full: getBool)
+}
+
+/// `tether_state_get_bool` from a callback: the tracked plain read, else the full path.
+@inline(never)
+private func getBoolInCallback(_ s: UInt64, _ out: UnsafeMutablePointer<Bool>) -> Int32 {
+    if let v = Runtimes.plainBool(state: s) {
         out.pointee = v
         return 0
     }
-    return getBool(s, out)
+    return getBool(s, out, nil)
 }
 
 /// The full path of `tether_state_get_bool` (every error, conversion and
 /// callback case), out of line so the plain path has no frame to set up.
+/// `wake`: the lock the plain path released with a waiter to wake.
 @inline(never)
-private func getBool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
+private func getBool(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>?,
+                     _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    let s = tether_state_t(id: id)
     guard let out else { return nullOut("tether_state_get_bool") }
     return stateCall("tether_state_get_bool", s) { () throws(TetherError) in out.pointee = try Scalar.bool(Runtimes.readScalar(state: s.id)) }
 }
 
 @_cdecl("tether_state_get_int")
 public func tether_state_get_int(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
-    if let out, let v = Runtimes.plainInt(state: s.id) {
+    guard let out else { return getInt(s.id, nil, nil) }
+    return Runtimes.plainGet(s.id, out, { graph, h in graph.plainInt(h.index, h.generation, tracked: false) },
+                             inCallback: getIntInCallback, full: getInt)
+}
+
+/// `tether_state_get_int` from a callback: the tracked plain read, else the full path.
+@inline(never)
+private func getIntInCallback(_ s: UInt64, _ out: UnsafeMutablePointer<Int64>) -> Int32 {
+    if let v = Runtimes.plainInt(state: s) {
         out.pointee = v
         return 0
     }
-    return getInt(s, out)
+    return getInt(s, out, nil)
 }
 
 /// The full path of `tether_state_get_int` (every error, conversion and
 /// callback case), out of line so the plain path has no frame to set up.
+/// `wake`: the lock the plain path released with a waiter to wake.
 @inline(never)
-private func getInt(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+private func getInt(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>?,
+                     _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    let s = tether_state_t(id: id)
     guard let out else { return nullOut("tether_state_get_int") }
     return stateCall("tether_state_get_int", s) { () throws(TetherError) in out.pointee = try Scalar.int(Runtimes.readScalar(state: s.id)) }
 }
 
 @_cdecl("tether_state_get_double")
 public func tether_state_get_double(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
-    if let out, let v = Runtimes.plainDouble(state: s.id) {
+    guard let out else { return getDouble(s.id, nil, nil) }
+    return Runtimes.plainGet(s.id, out, { graph, h in graph.plainDouble(h.index, h.generation, tracked: false) },
+                             inCallback: getDoubleInCallback, full: getDouble)
+}
+
+/// `tether_state_get_double` from a callback: the tracked plain read, else the full path.
+@inline(never)
+private func getDoubleInCallback(_ s: UInt64, _ out: UnsafeMutablePointer<Double>) -> Int32 {
+    if let v = Runtimes.plainDouble(state: s) {
         out.pointee = v
         return 0
     }
-    return getDouble(s, out)
+    return getDouble(s, out, nil)
 }
 
 /// The full path of `tether_state_get_double` (every error, conversion and
 /// callback case), out of line so the plain path has no frame to set up.
+/// `wake`: the lock the plain path released with a waiter to wake.
 @inline(never)
-private func getDouble(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+private func getDouble(_ id: UInt64, _ out: UnsafeMutablePointer<Double>?,
+                     _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    let s = tether_state_t(id: id)
     guard let out else { return nullOut("tether_state_get_double") }
     return stateCall("tether_state_get_double", s) { () throws(TetherError) in out.pointee = try Scalar.double(Runtimes.readScalar(state: s.id)) }
 }
@@ -198,18 +234,28 @@ public func tether_state_set_bool(_ s: tether_state_t, _ v: Bool) -> Int32 {
 
 @_cdecl("tether_state_set_int")
 public func tether_state_set_int(_ s: tether_state_t, _ v: Int64) -> Int32 {
-    switch Runtimes.writeInt(state: s.id, v) {
-    case .written: return 0
-    case .declined: return setInt(s, v)
-    case let .failed(error): return fail("tether_state_set_int", .state, s.id, error)
-    }
+    Runtimes.plainSet(s.id, v, held: setIntHeld, full: setInt)
 }
 
-/// The full path of `tether_state_set_int` (observers, readers, callbacks,
-/// transactions, errors), out of line so the plain path has no frame.
+/// `tether_state_set_int` on the access its plain path took, for a state
+/// the plain store does not cover (watched, read, described, another type).
 @inline(never)
-private func setInt(_ s: tether_state_t, _ v: Int64) -> Int32 {
-    stateCall("tether_state_set_int", s) { () throws(TetherError) in try Runtimes.writeState(s.id, .set(.int(v))) }
+private func setIntHeld(_ slot: Int32, _ id: UInt64, _ v: Int64) -> Int32 {
+    if case let .failed(error) = Runtimes.finishHeld(slot, id, v) {
+        return fail("tether_state_set_int", .state, id, error)
+    }
+    return 0
+}
+
+/// The full path of `tether_state_set_int` (callbacks, transactions,
+/// contention, errors), out of line so the plain path has no frame.
+/// `wake`: the lock the plain path released with a waiter to wake.
+@inline(never)
+private func setInt(_ id: UInt64, _ v: Int64, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    return stateCall("tether_state_set_int", tether_state_t(id: id)) { () throws(TetherError) in
+        try Runtimes.writeState(id, .set(.int(v)))
+    }
 }
 
 @_cdecl("tether_state_set_double")

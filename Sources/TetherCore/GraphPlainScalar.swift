@@ -42,25 +42,19 @@ extension Graph {
         return b
     }
 
-    /// Writes `n` over the int of a live int state from outside callbacks
-    /// (round checks pass).
-    ///
-    /// - `.written`: the common case done inline: no observers, readers,
-    ///   path readers or descriptor, and nothing owed to anyone (no SYNC
-    ///   call queued, no loop wake-up), so the write is a store, a revision
-    ///   and a version (`writeScalar`'s case without readers), or nothing
-    ///   for an equal value.
-    /// - `.scheduled`: written by `writeScalar` (observers' calls queued or
-    ///   left to the caller as a direct call, readers marked), and the
-    ///   caller must finish it as any write (`Engine.finishWrite`).
-    /// - `.declined`, with nothing done: a descriptor, another type, a
-    ///   stale handle. The caller takes the full write.
+    /// Writes `n` over the int of a live int state without observers,
+    /// readers, path readers or descriptor, from outside callbacks, while
+    /// nothing is owed to anyone (no SYNC call queued, no loop wake-up): the
+    /// write is then a store, a revision and a version (`writeScalar`'s
+    /// case without readers), or nothing for an equal value. False, with
+    /// nothing done, for anything else: the caller, still holding the
+    /// graph, goes on with `writeHeldInt`.
     @inlinable @inline(__always)
-    public final func writePlainInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> PlainIntWrite {
-        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value else { return .declined }
-        guard states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
+    public final func writePlainInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> Bool {
+        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value,
+              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
               states[i].described.rawValue == 0, !states[i].pathReaders,
-              !loopWakeRequested, syncQueue.isEmpty else { return writeWatchedInt(i, n) }
+              !loopWakeRequested, syncQueue.isEmpty else { return false }
         if n != old {
             revisionCount &+= 1
             withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .int(n)) }  // nothing to release
@@ -68,29 +62,32 @@ extension Graph {
             states[i].version = nextVersion
             nextVersion &+= 1
         }
-        return .written
+        return true
     }
 
-    /// `writePlainInt` of anything but the inline case: `writeScalar`, as
-    /// `write` calls it for a write from outside callbacks that may leave
-    /// its SYNC calls to the writer.
-    @usableFromInline
-    final func writeWatchedInt(_ i: Int, _ n: Int64) -> PlainIntWrite {
-        writeScalar(i, .int(n), round: 0, directCalls: true) == nil ? .declined : .scheduled
+    /// The int write `writePlainInt` left (observers, readers, something
+    /// owed): `writeScalar`, as `write` calls it for a write from outside
+    /// callbacks that may leave its SYNC calls to the writer. True when it
+    /// wrote (the caller then finishes the write: `Engine.finishWrite`);
+    /// false, with nothing done, for what only the full write handles (a
+    /// descriptor, another type, a stale handle).
+    public final func writeHeldInt(_ id: StateID, _ n: Int64) -> Bool {
+        guard let i = plainIndex(id.index, id.generation) else { return false }
+        return writeScalar(i, .int(n), round: 0, directCalls: true) != nil
     }
 }
 
 extension Graph {
+    /// fresh, stale, computing, disposed, failed (Propagation.swift): a
+    /// literal mask, inlined into the C face.
+    @usableFromInline static var notPlainComputed: UInt8 { 1 | 2 | 8 | 16 | 128 }
+
     /// A typed read of a computed that is up to date (nothing to check or
     /// evaluate: not fresh, stale, being computed, freed or failed) and
     /// holds an int; `tracked` as for `plainInt`. Nil, with nothing done,
     /// for anything else, or while the graph has releases or a loop
     /// wake-up owed (the full read's leave does those): the caller takes
     /// the full read, which evaluates, reports or finishes them.
-    /// fresh, stale, computing, disposed, failed (Propagation.swift): a
-    /// literal mask, inlined into the C face.
-    @usableFromInline static var notPlainComputed: UInt8 { 1 | 2 | 8 | 16 | 128 }
-
     @inlinable @inline(__always)
     public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Int64? {
         let d = Int(index)
@@ -101,13 +98,4 @@ extension Graph {
         if tracked { track(NodeRef.derived(d), version: derived[d].version) }
         return n
     }
-}
-
-/// What `writePlainInt` did.
-public enum PlainIntWrite {
-    case written
-    /// Written; the caller finishes the write (calls, wake-ups).
-    case scheduled
-    /// Nothing done.
-    case declined
 }

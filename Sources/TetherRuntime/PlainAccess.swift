@@ -63,6 +63,47 @@ extension Runtimes {
         return result
     }
 
+    /// A typed get of a state from outside callbacks, shaped so its common
+    /// case needs no stack frame: every call it makes is its last act (a
+    /// tail call), so no register must survive one. `read` takes the value
+    /// from the graph (untracked); `inCallback` is the get from a callback
+    /// (tracked: `plainRead`, else the full path); `full` is the full path,
+    /// given the lock to wake first when this one's release found a waiter.
+    /// The value is stored under the lock; `*out` is the caller's.
+    @inlinable @inline(__always)
+    package static func plainGet<T>(_ id: UInt64, _ out: UnsafeMutablePointer<T>,
+                                    _ read: (Graph, DecodedHandle) -> T?,
+                                    inCallback: (UInt64, UnsafeMutablePointer<T>) -> Int32,
+                                    full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        let h = HandleCodec.decode(id)
+        guard h.kind == HandleKind.state.rawValue else { return full(id, out, nil) }
+        if tether_internal_thread_busy() != 0 { return inCallback(id, out) }
+        let slot = Int32(truncatingIfNeeded: h.slot)
+        let owner = tether_internal_slot_owner(slot)
+        if owner != 0 {
+            // A single-threaded runtime: no lock, on its owner thread only.
+            guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot),
+                  let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h) }) else {
+                return full(id, out, nil)
+            }
+            out.pointee = v
+            return 0
+        }
+        guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else {
+            return full(id, out, nil)  // contended: the full path waits
+        }
+        var found = false
+        if let graph = tether_internal_slot_graph(slot),
+           let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h) }) {
+            out.pointee = v
+            found = true
+        }
+        if tether_internal_release(lock) != 0 {
+            return found ? tether_internal_lock_wake_ok(lock) : full(id, out, lock)
+        }
+        return found ? 0 : full(id, out, nil)
+    }
+
     @inlinable @inline(__always)
     package static func plainInt(state id: UInt64) -> Int64? {
         plainRead(id) { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) }
@@ -84,36 +125,49 @@ extension Runtimes {
         plainRead(id, .computed) { graph, h, tracked in graph.plainComputedInt(h.index, h.generation, tracked: tracked) }
     }
 
-    /// A typed int write: done by the plain path, or finished on the
-    /// access the plain path took (`finishHeld`), or declined before
-    /// anything was taken.
+    /// A typed int write, shaped as `plainGet` (its calls are tail calls):
+    /// the plain store (`Graph.writePlainInt`), or `held` on the access
+    /// taken (the lock, or a single-threaded runtime's owner thread), or
+    /// `full` (given the lock to wake first when this one's release found
+    /// a waiter) when nothing was taken.
     @inlinable @inline(__always)
-    package static func writeInt(state id: UInt64, _ n: Int64) -> PlainWrite {
+    package static func plainSet(_ id: UInt64, _ n: Int64,
+                                 held: (Int32, UInt64, Int64) -> Int32,
+                                 full: (UInt64, Int64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
-        guard let slot = plainSlot(h), let access = plainAccess(slot) else { return .declined }
+        guard h.kind == HandleKind.state.rawValue, tether_internal_thread_busy() == 0 else { return full(id, n, nil) }
+        let slot = Int32(truncatingIfNeeded: h.slot)
+        let owner = tether_internal_slot_owner(slot)
+        if owner != 0 {
+            guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot) else { return full(id, n, nil) }
+            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.writePlainInt(h.index, h.generation, n) }) {
+                return 0
+            }
+            return held(slot, id, n)
+        }
+        guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else {
+            return full(id, n, nil)  // contended: the full path waits
+        }
         guard let graph = tether_internal_slot_graph(slot) else {
-            if let lock = access { tether_internal_unlock(lock) }
-            return .declined
+            return full(id, n, tether_internal_release(lock) != 0 ? lock : nil)
         }
-        let done = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { $0.writePlainInt(h.index, h.generation, n) }
-        if case .written = done {
-            if let lock = access { tether_internal_unlock(lock) }
-            return .written
+        if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.writePlainInt(h.index, h.generation, n) }) {
+            return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
         }
-        return finishHeld(slot, StateID(index: h.index, generation: h.generation), n, done)
+        return held(slot, id, n)
     }
 
-    /// The rest of a plain-path int write, on the runtime's access the
-    /// writer holds (released here): what any write does after its graph
-    /// write, or, when it declined, the full write, rather than letting go
+    /// The rest of a plain-path int write, on the access the writer holds
+    /// (released here): `Graph.writeHeldInt` and what any write does after
+    /// it, or, when that declined, the full write, rather than letting go
     /// and starting over.
-    @usableFromInline @inline(never)
-    static func finishHeld(_ slot: Int32, _ s: StateID, _ n: Int64, _ done: PlainIntWrite) -> PlainWrite {
+    package static func finishHeld(_ slot: Int32, _ id: UInt64, _ n: Int64) -> PlainWrite {
         // A published graph means a live runtime in the slot (set and cleared together).
         let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
+        let s = stateID(id)
         return runtimeSlot._withUnsafeGuaranteedRef { slot in
             slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine -> PlainWrite in
-                if case .scheduled = done {
+                if engine.graph.writeHeldInt(s, n) {
                     engine.finishWrite(delivering: false, direct: true)
                     return .written
                 }
@@ -124,10 +178,8 @@ extension Runtimes {
     }
 }
 
-/// What a plain-path write did.
-@usableFromInline package enum PlainWrite {
+/// What `finishHeld` did.
+package enum PlainWrite {
     case written
-    /// Nothing taken or touched: the caller takes the full path.
-    case declined
     case failed(TetherError)
 }

@@ -207,6 +207,16 @@ static inline void tether_internal_unlock(tether_internal_lock_t *l) {
   if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2) tether_internal_lock_wake(l);
 }
 
+/* tether_internal_unlock in two halves, for a caller that must make the wake
+ * its last act (a tail call, so that its common path keeps no stack frame:
+ * PlainAccess.swift): releases, and returns nonzero when a waiter must be
+ * woken with tether_internal_lock_wake or tether_internal_lock_wake_ok. */
+static inline int tether_internal_release(tether_internal_lock_t *l) {
+  return __atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2;
+}
+/* tether_internal_lock_wake, then 0 (TETHER_OK) for the caller to return. */
+TETHER_INTERNAL int tether_internal_lock_wake_ok(tether_internal_lock_t *l);
+
 /* The graph lock of each runtime slot (its RuntimeSlot's Lock, never freed),
  * published beside the slot objects for the typed getters' and setters'
  * plain path (PlainAccess.swift): one load, where reaching it through the
