@@ -244,6 +244,15 @@ open class Graph {
     let loopQueue = IndexQueue()
     /// SYNC calls a write left to its writer (GraphDirect.swift).
     @usableFromInline var directCall: DirectCall?
+    /// The call every observer of the direct call gets (its observer set
+    /// per call): filled by `recordDirectCall`, used by the owner (which
+    /// holds the delivery lock) while it makes the calls. Scalars only, so
+    /// it holds no reference between direct calls.
+    public final let directDelivery: UnsafeMutablePointer<Delivery> = {
+        let p = UnsafeMutablePointer<Delivery>.allocate(capacity: 1)
+        p.initialize(to: Delivery())
+        return p
+    }()
     @usableFromInline final var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
@@ -258,6 +267,8 @@ open class Graph {
     }
 
     deinit {
+        directDelivery.deinitialize(count: 1)
+        directDelivery.deallocate()
         states.destroy()
         observers.destroy()
         derived.destroy()

@@ -22,7 +22,6 @@
 struct DirectCall {
     var state: Int
     var old: ScalarValue
-    var new: ScalarValue
     var revision: UInt64
     var round: UInt32
 }
@@ -56,7 +55,7 @@ extension Graph {
 
     /// Records the call the write owes state `i`'s observers instead of
     /// queuing it: the list of them (index and generation, so a removal or
-    /// a reused slot is seen) and the change, once.
+    /// a reused slot is seen) and the change, once, in `directDelivery`.
     func recordDirectCall(_ i: Int, old: ScalarValue, new: ScalarValue, round: UInt32) {
         directTargets.removeAll()
         var o = states[i].firstObserver
@@ -64,7 +63,20 @@ extension Graph {
             directTargets.append((index: o, generation: observers[Int(o)].generation))
             o = observers[Int(o)].next
         }
-        directCall = DirectCall(state: i, old: old, new: new, revision: revision, round: round)
+        directCall = DirectCall(state: i, old: old, revision: revision, round: round)
+        // What every call shares, filled here once rather than read back
+        // from `directCall` by the owner (profiled: ~25 instructions a write).
+        let d = directDelivery
+        d.pointee.round = round
+        d.pointee.change.state = StateID(index: UInt32(i), generation: states[i].generation)
+        d.pointee.change.computed = nil
+        if d.pointee.change.path != nil { d.pointee.change.path = nil }
+        withUnsafeMutablePointer(to: &d.pointee.change.oldValue) { $0.storeScalar(old) }
+        withUnsafeMutablePointer(to: &d.pointee.change.newValue) { $0.storeScalar(new) }
+        d.pointee.change.revision = revision
+        d.pointee.change.isInitial = false
+        if d.pointee.change.cause.meta != nil { d.pointee.change.cause = Cause() }
+        d.pointee.change.cause.wave = revision  // a write from outside callbacks starts its wave
     }
 
     /// Queues the recorded call as the write would have (the owner cannot
@@ -74,21 +86,6 @@ extension Graph {
         guard let call = directCall else { return }
         directCall = nil
         scheduleChanged(call.state, old: Value(trivial: call.old), writtenPath: .root, round: call.round)
-    }
-
-    /// Fills `d` with what every call of the direct call shares.
-    public func prepareDirectCall(into d: inout Delivery) {
-        let call = directCall.unsafelyUnwrapped
-        d.round = call.round
-        d.change.state = StateID(index: UInt32(call.state), generation: states[call.state].generation)
-        d.change.computed = nil
-        if d.change.path != nil { d.change.path = nil }
-        withUnsafeMutablePointer(to: &d.change.oldValue) { $0.storeScalar(call.old) }
-        withUnsafeMutablePointer(to: &d.change.newValue) { $0.storeScalar(call.new) }
-        d.change.revision = call.revision
-        d.change.isInitial = false
-        if d.change.cause.meta != nil { d.change.cause = Cause() }
-        d.change.cause.wave = call.revision  // a write from outside callbacks starts its wave
     }
 
     /// Starts the `k`th call: false when that observer was removed since

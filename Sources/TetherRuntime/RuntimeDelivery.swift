@@ -58,7 +58,7 @@ extension Engine {
     /// other thread is delivering; otherwise queues them as the write would
     /// have and delivers the queue as any SYNC write does. Returns with
     /// `lock` released.
-    @usableFromInline
+    @usableFromInline @inline(__always)
     func deliverDirectWrite() {
         if !graph.hasSyncWork && deliveryLock.tryLock() {
             deliverDirectLocked()
@@ -74,6 +74,7 @@ extension Engine {
     /// in the observers' order with one prepared change. Entered holding
     /// `lock` and `deliveryLock`; returns with both released. Pins the
     /// runtime only if a callback freed it (see `deliverSyncLocked`).
+    @inline(__always)
     func deliverDirectLocked() {
         let idle = drainDirect()
         if idle { lock.unlock() }
@@ -83,8 +84,7 @@ extension Engine {
     /// Returns as `drainLocked` does: true with `lock` held when nothing
     /// is owed any more, false with it released when the runtime died.
     private func drainDirect() -> Bool {
-        let delivery = drainDelivery
-        graph.prepareDirectCall(into: &delivery.pointee)
+        let delivery = graph.directDelivery
         let count = graph.directCallCount
         var k = 0
         while k < count {
