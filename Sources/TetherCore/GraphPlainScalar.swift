@@ -67,13 +67,14 @@ extension Graph {
 
     /// The int write `writePlainInt` left (observers, readers, something
     /// owed): `writeScalar`, as `write` calls it for a write from outside
-    /// callbacks that may leave its SYNC calls to the writer. True when it
-    /// wrote (the caller then finishes the write: `Engine.finishWrite`);
-    /// false, with nothing done, for what only the full write handles (a
-    /// descriptor, another type, a stale handle).
-    public final func writeHeldInt(_ id: StateID, _ n: Int64) -> Bool {
+    /// callbacks (`directCalls`: the writer may make the SYNC calls itself,
+    /// which it may not while another writer's direct call is being made).
+    /// True when it wrote (the caller then finishes the write:
+    /// `Engine.finishWrite`); false, with nothing done, for what only the
+    /// full write handles (a descriptor, another type, a stale handle).
+    public final func writeHeldInt(_ id: StateID, _ n: Int64, directCalls: Bool) -> Bool {
         guard let i = plainIndex(id.index, id.generation) else { return false }
-        return writeScalar(i, .int(n), round: 0, directCalls: true) != nil
+        return writeScalar(i, .int(n), round: 0, directCalls: directCalls) != nil
     }
 }
 

@@ -167,8 +167,13 @@ extension Runtimes {
         let s = stateID(id)
         return runtimeSlot._withUnsafeGuaranteedRef { slot in
             slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine -> PlainWrite in
-                if engine.graph.writeHeldInt(s, n) {
-                    engine.finishWrite(delivering: false, direct: true)
+                // As `Engine.write`: the calls are this writer's to make only
+                // if no other writer's direct call is being made (that one's
+                // owner makes or hands back its calls; taking them crashed
+                // its loop: sync_direct_threads_chain_per_observer, TSan).
+                let direct = !engine.graph.hasDirectCall
+                if engine.graph.writeHeldInt(s, n, directCalls: direct) {
+                    engine.finishWrite(delivering: false, direct: direct)
                     return .written
                 }
                 if case let .failed(error) = engine.write(s, .set(.int(n))) { return .failed(error) }
