@@ -73,19 +73,28 @@ public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutabl
 
 @_cdecl("tether_computed_get_int")
 public func tether_computed_get_int(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
-    if let out, let v = Runtimes.plainComputedInt(c.id) {
-        out.pointee = v
-        return 0
-    }
-    return computedGetInt(c, out)
+    guard let out else { return computedGetInt(c.id, nil, nil) }
+    return Runtimes.plainComputedGet(c.id, out, held: computedGetIntHeld, full: computedGetInt)
 }
 
-/// The full path of `tether_computed_get_int` (evaluation, errors, cycles).
+/// `tether_computed_get_int` on the access its plain path took, for a
+/// computed it found not plain (stale, failed, another type...).
 @inline(never)
-private func computedGetInt(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+private func computedGetIntHeld(_ slot: Int32, _ id: UInt64, _ out: UnsafeMutablePointer<Int64>) -> Int32 {
+    computedCall("tether_computed_get_int", tether_computed_t(id: id)) { () throws(TetherError) in
+        out.pointee = try Scalar.int(Runtimes.readComputedScalarHeld(slot, id).get())
+    }
+}
+
+/// The full path of `tether_computed_get_int` (evaluation, errors,
+/// cycles). `wake`: the lock the plain path released with a waiter to wake.
+@inline(never)
+private func computedGetInt(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>?,
+                            _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
     guard let out else { return nullOut("tether_computed_get_int") }
-    return computedCall("tether_computed_get_int", c) { () throws(TetherError) in
-        out.pointee = try Scalar.int(Runtimes.readComputedScalar(c.id))
+    return computedCall("tether_computed_get_int", tether_computed_t(id: id)) { () throws(TetherError) in
+        out.pointee = try Scalar.int(Runtimes.readComputedScalar(id))
     }
 }
 

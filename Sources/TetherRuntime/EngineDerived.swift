@@ -1,3 +1,4 @@
+import CTether
 import Glibc
 import TetherCore
 
@@ -111,30 +112,36 @@ extension Runtimes {
     @inlinable @inline(__always)
     package static func readComputed<T>(_ c: UInt64,
                                         _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T) throws(TetherError) -> T {
-        try withAcquired(c, .computed) { engine in
-            // Inside a callback of this runtime (a compute reading its sources):
-            // this thread already holds the delivery lock, and the frame running
-            // the callback keeps the engine alive. A dependency when something
-            // is being evaluated.
-            if DeliveryContext.isDelivering(engine.id) {
-                return readComputedLocked(engine, c, tracked: engine.graph.isEvaluating, read,
-                                          leave: { engine.leaveEvaluation(ownsDelivery: false) })
-            }
-            // An outermost read of a computed that is up to date runs no
-            // callback, so it needs neither the pin nor the delivery lock: a
-            // read under the graph lock, as a state's is (profiled: a kairo
-            // check read cost 287 instructions with them, 185 without).
-            if engine.graph.computedIsUpToDate(HandleCodec.derivedID(c)) {
-                return readComputedLocked(engine, c, tracked: false, read, leave: { engine.lock.unlock() })
-            }
-            // Any other outermost read may run compute callbacks: under the
-            // delivery lock (taken here), which keeps the runtime alive until
-            // `leaveEvaluation` (it pins the runtime when a callback freed it;
-            // pinning every such read cost an atomic retain and release).
-            guard let owns = engine.enterEvaluation() else { return .failure(staleError(.computed, c)) }
-            return readComputedLocked(engine, c, tracked: engine.graph.isEvaluating && !owns, read,
-                                      leave: { engine.leaveEvaluation(ownsDelivery: owns) })
+        try withAcquired(c, .computed) { engine in readComputedAcquired(engine, c, read) }
+    }
+
+    /// `readComputed` on the engine already acquired (`lock` held, or a
+    /// single-threaded runtime's owner thread); releases what it took.
+    @inlinable @inline(__always)
+    package static func readComputedAcquired<T>(_ engine: Engine, _ c: UInt64,
+                                                _ read: (Graph, DerivedID, Bool) throws(TetherError) -> T) -> Result<T, TetherError> {
+        // Inside a callback of this runtime (a compute reading its sources):
+        // this thread already holds the delivery lock, and the frame running
+        // the callback keeps the engine alive. A dependency when something
+        // is being evaluated.
+        if DeliveryContext.isDelivering(engine.id) {
+            return readComputedLocked(engine, c, tracked: engine.graph.isEvaluating, read,
+                                      leave: { engine.leaveEvaluation(ownsDelivery: false) })
         }
+        // An outermost read of a computed that is up to date runs no
+        // callback, so it needs neither the pin nor the delivery lock: a
+        // read under the graph lock, as a state's is (profiled: a kairo
+        // check read cost 287 instructions with them, 185 without).
+        if engine.graph.computedIsUpToDate(HandleCodec.derivedID(c)) {
+            return readComputedLocked(engine, c, tracked: false, read, leave: { engine.lock.unlock() })
+        }
+        // Any other outermost read may run compute callbacks: under the
+        // delivery lock (taken here), which keeps the runtime alive until
+        // `leaveEvaluation` (it pins the runtime when a callback freed it;
+        // pinning every such read cost an atomic retain and release).
+        guard let owns = engine.enterEvaluation() else { return .failure(staleError(.computed, c)) }
+        return readComputedLocked(engine, c, tracked: engine.graph.isEvaluating && !owns, read,
+                                  leave: { engine.leaveEvaluation(ownsDelivery: owns) })
     }
 
     /// `readComputed` with the lock held: reads, then `leave` releases what
@@ -156,6 +163,20 @@ extension Runtimes {
     @inlinable @inline(__always)
     package static func readComputed(_ c: UInt64) throws(TetherError) -> Value {
         try readComputed(c) { (graph, id, tracked) throws(TetherError) in try graph.readComputed(id, tracked: tracked) }
+    }
+
+    /// `readComputedScalar` on a lock the caller took for `slot` (the plain
+    /// path, PlainAccess.swift, which found the computed not plain).
+    package static func readComputedScalarHeld(_ slot: Int32, _ c: UInt64) -> Result<ScalarValue, TetherError> {
+        // A published graph means a live runtime in the slot (set and cleared together).
+        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
+        return runtimeSlot._withUnsafeGuaranteedRef { slot in
+            slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine in
+                readComputedAcquired(engine, c) { (graph, id, tracked) throws(TetherError) in
+                    try graph.readComputedScalar(id, tracked: tracked)
+                }
+            }
+        }
     }
 
     @inlinable @inline(__always)

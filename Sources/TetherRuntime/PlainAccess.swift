@@ -119,10 +119,38 @@ extension Runtimes {
         plainRead(id) { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) }
     }
 
-    /// A computed's int when it is up to date (GraphPlainScalar.swift).
+    /// A computed's int, shaped as `plainGet`: read by the plain path when
+    /// it is up to date (GraphPlainScalar.swift), from outside callbacks or
+    /// from a callback of its runtime (tracked then); else `held` on the
+    /// access taken (the full read continues there: evaluation, errors), or
+    /// `full` when nothing was taken.
     @inlinable @inline(__always)
-    package static func plainComputedInt(_ id: UInt64) -> Int64? {
-        plainRead(id, .computed) { graph, h, tracked in graph.plainComputedInt(h.index, h.generation, tracked: tracked) }
+    package static func plainComputedGet(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>,
+                                         held: (Int32, UInt64, UnsafeMutablePointer<Int64>) -> Int32,
+                                         full: (UInt64, UnsafeMutablePointer<Int64>?,
+                                                UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        let h = HandleCodec.decode(id)
+        guard let (slot, tracked) = plainReadSlot(h, .computed) else { return full(id, out, nil) }
+        let owner = tether_internal_slot_owner(slot)
+        if owner != 0 {
+            guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot) else { return full(id, out, nil) }
+            guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
+                $0.plainComputedInt(h.index, h.generation, tracked: tracked)
+            }) else { return held(slot, id, out) }
+            out.pointee = v
+            return 0
+        }
+        guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else {
+            return full(id, out, nil)  // contended: the full path waits
+        }
+        guard let graph = tether_internal_slot_graph(slot) else {
+            return full(id, out, tether_internal_release(lock) != 0 ? lock : nil)
+        }
+        guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
+            $0.plainComputedInt(h.index, h.generation, tracked: tracked)
+        }) else { return held(slot, id, out) }
+        out.pointee = v
+        return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
     }
 
     /// A typed int write, shaped as `plainGet` (its calls are tail calls):
