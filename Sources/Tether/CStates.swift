@@ -98,18 +98,15 @@ public func tether_state_get(_ s: tether_state_t, _ out: UnsafeMutablePointer<Op
 @_cdecl("tether_state_get_bool")
 public func tether_state_get_bool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return getBool(s.id, nil, nil) }
-    return Runtimes.plainGet(s.id, out, { graph, h in graph.plainBool(h.index, h.generation, tracked: false) },
+    return Runtimes.plainGet(s.id, out, { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) },
                              inCallback: getBoolInCallback, full: getBool)
 }
 
-/// `tether_state_get_bool` from a callback: the tracked plain read, else the full path.
+/// `tether_state_get_bool` from a callback (a compute's read: tracked).
 @inline(never)
-private func getBoolInCallback(_ s: UInt64, _ out: UnsafeMutablePointer<Bool>) -> Int32 {
-    if let v = Runtimes.plainBool(state: s) {
-        out.pointee = v
-        return 0
-    }
-    return getBool(s, out, nil)
+private func getBoolInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>) -> Int32 {
+    Runtimes.plainGetInCallback(id, out, { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) },
+                                full: getBool)
 }
 
 /// The full path of `tether_state_get_bool` (every error, conversion and
@@ -127,18 +124,15 @@ private func getBool(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>?,
 @_cdecl("tether_state_get_int")
 public func tether_state_get_int(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return getInt(s.id, nil, nil) }
-    return Runtimes.plainGet(s.id, out, { graph, h in graph.plainInt(h.index, h.generation, tracked: false) },
+    return Runtimes.plainGet(s.id, out, { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) },
                              inCallback: getIntInCallback, full: getInt)
 }
 
-/// `tether_state_get_int` from a callback: the tracked plain read, else the full path.
+/// `tether_state_get_int` from a callback (a compute's read: tracked).
 @inline(never)
-private func getIntInCallback(_ s: UInt64, _ out: UnsafeMutablePointer<Int64>) -> Int32 {
-    if let v = Runtimes.plainInt(state: s) {
-        out.pointee = v
-        return 0
-    }
-    return getInt(s, out, nil)
+private func getIntInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>) -> Int32 {
+    Runtimes.plainGetInCallback(id, out, { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) },
+                                full: getInt)
 }
 
 /// The full path of `tether_state_get_int` (every error, conversion and
@@ -156,18 +150,15 @@ private func getInt(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>?,
 @_cdecl("tether_state_get_double")
 public func tether_state_get_double(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
     guard let out else { return getDouble(s.id, nil, nil) }
-    return Runtimes.plainGet(s.id, out, { graph, h in graph.plainDouble(h.index, h.generation, tracked: false) },
+    return Runtimes.plainGet(s.id, out, { graph, h, tracked in graph.plainDouble(h.index, h.generation, tracked: tracked) },
                              inCallback: getDoubleInCallback, full: getDouble)
 }
 
-/// `tether_state_get_double` from a callback: the tracked plain read, else the full path.
+/// `tether_state_get_double` from a callback (a compute's read: tracked).
 @inline(never)
-private func getDoubleInCallback(_ s: UInt64, _ out: UnsafeMutablePointer<Double>) -> Int32 {
-    if let v = Runtimes.plainDouble(state: s) {
-        out.pointee = v
-        return 0
-    }
-    return getDouble(s, out, nil)
+private func getDoubleInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Double>) -> Int32 {
+    Runtimes.plainGetInCallback(id, out, { graph, h, tracked in graph.plainDouble(h.index, h.generation, tracked: tracked) },
+                                full: getDouble)
 }
 
 /// The full path of `tether_state_get_double` (every error, conversion and

@@ -101,7 +101,7 @@ open class Graph {
     @usableFromInline final var derived = NodeBuffer<DerivedNode>()
     var bases = NodeBuffer<StateBase>()
     var firstFreeBase: UInt32 = noIndex
-    var links = NodeBuffer<Link>()
+    @usableFromInline final var links = NodeBuffer<Link>()
     /// Parts of states read by path (GraphPaths.swift).
     var pathNodes = NodeBuffer<PathNode>()
     var firstFreePath: UInt32 = noIndex
@@ -127,7 +127,7 @@ open class Graph {
     /// The node a read is recorded for now: the innermost evaluation, or -1
     /// (none, or untracked). Kept beside evalStack and untrackedDepth so a
     /// read tests one word (three loads and a multiply before; profiled).
-    var trackTarget = -1
+    @usableFromInline final var trackTarget = -1
     /// Validators running now: a write from one is refused.
     public internal(set) var validatingDepth = 0
     /// Set (under the owner's lock) while the owner applies what a remote

@@ -26,10 +26,10 @@ struct DerivedNode {
     @usableFromInline var version: UInt64
     var body: DerivedBody?
     var firstDep: UInt32
-    var lastDep: UInt32
+    @usableFromInline var lastDep: UInt32
     var firstSub: UInt32
     var lastSub: UInt32
-    var cursor: UInt32            // next dependency link to reuse while evaluating
+    @usableFromInline var cursor: UInt32  // next dependency link to reuse while evaluating
     var firstObserver: UInt32     // observers of a computed
     var lastObserver: UInt32
     var sequence: UInt64          // delivery order among effects and observers
@@ -41,12 +41,13 @@ struct DerivedNode {
 
 /// One dependency edge: `sub` (a derived node) read `dep` (a NodeRef) when
 /// `dep` had `version`.
+@usableFromInline
 struct Link {
-    var dep: UInt32
+    @usableFromInline var dep: UInt32
     var sub: UInt32
-    var version: UInt64
+    @usableFromInline var version: UInt64
     var prevDep: UInt32
-    var nextDep: UInt32
+    @usableFromInline var nextDep: UInt32
     var prevSub: UInt32
     var nextSub: UInt32
 }

@@ -117,8 +117,7 @@ extension Graph {
     /// of it, profiled). The rest is `trackMoved`. `trackTarget` is one
     /// field kept beside `evalStack` and `untrackedDepth`, so a read tests
     /// one word (three loads and a multiply before; profiled).
-    @inline(__always)
-    @usableFromInline
+    @inlinable @inline(__always)
     final func track(_ dep: UInt32, version: UInt64) {
         let top = trackTarget
         guard top >= 0 else { return }
@@ -146,8 +145,8 @@ extension Graph {
 
     /// A read that is not the next link: a source read earlier in this
     /// evaluation, or a new dependency, linked in before the cursor.
-    @inline(never)
-    private func trackMoved(_ dep: UInt32, version: UInt64, top: Int, cursor: UInt32) {
+    @usableFromInline @inline(never)
+    final func trackMoved(_ dep: UInt32, version: UInt64, top: Int, cursor: UInt32) {
         // The links before the cursor are this evaluation's reads. A source
         // read again among the last few (a loop over one source, or reads
         // alternating between two: kairo unstable reads head, c1, head, c1,

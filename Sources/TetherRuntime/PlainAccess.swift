@@ -15,17 +15,11 @@ import TetherCore
 /// lookup, callback-context scans and error plumbing were most of a typed
 /// get's ~100 instructions).
 extension Runtimes {
-    /// The slot a state handle names, when the plain path may be tried.
-    @inlinable @inline(__always)
-    static func plainSlot(_ h: DecodedHandle) -> Int32? {
-        guard h.kind == HandleKind.state.rawValue, tether_internal_thread_busy() == 0 else { return nil }
-        return Int32(truncatingIfNeeded: h.slot)
-    }
-
-    /// `plainSlot` for a read, which may also come from a callback of the
-    /// state's own runtime (the innermost one this thread runs, with no
-    /// transaction or scope open): then `inCallback`, and the read is
-    /// tracked as the full path would track it.
+    /// The slot a handle of `kind` names, when a plain read may be tried:
+    /// from a thread without a transaction or scope open, outside callbacks
+    /// or in a callback of the handle's own runtime (the innermost one this
+    /// thread runs): then `inCallback`, and the read is tracked as the full
+    /// path would track it.
     @inlinable @inline(__always)
     static func plainReadSlot(_ h: DecodedHandle, _ kind: HandleKind) -> (slot: Int32, inCallback: Bool)? {
         guard h.kind == kind.rawValue, tether_internal_get_contexts() == 0 else { return nil }
@@ -36,54 +30,40 @@ extension Runtimes {
         return (slot, true)
     }
 
-    /// Takes the right to touch the slot's graph: its lock if it is free
-    /// (returned, to release), or nothing on a single-threaded runtime's
-    /// owner thread (.some(nil)). nil: not now.
-    @inlinable @inline(__always)
-    static func plainAccess(_ slot: Int32) -> UnsafeMutablePointer<tether_internal_lock_t>?? {
-        let owner = tether_internal_slot_owner(slot)
-        if owner == 0 {
-            guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else { return nil }
-            return .some(lock)
-        }
-        return owner == Engine.currentThread ? .some(nil) : nil
-    }
-
-    /// `read` of the slot's graph under `plainAccess`; nil when it is not taken.
-    @inlinable @inline(__always)
-    static func plainRead<T>(_ id: UInt64, _ kind: HandleKind = .state,
-                             _ read: (Graph, DecodedHandle, Bool) -> T?) -> T? {
-        let h = HandleCodec.decode(id)
-        guard let (slot, inCallback) = plainReadSlot(h, kind), let access = plainAccess(slot) else { return nil }
-        var result: T? = nil
-        if let graph = tether_internal_slot_graph(slot) {
-            result = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { read($0, h, inCallback) }
-        }
-        if let lock = access { tether_internal_unlock(lock) }
-        return result
-    }
-
-    /// A typed get of a state from outside callbacks, shaped so its common
-    /// case needs no stack frame: every call it makes is its last act (a
-    /// tail call), so no register must survive one. `read` takes the value
-    /// from the graph (untracked); `inCallback` is the get from a callback
-    /// (tracked: `plainRead`, else the full path); `full` is the full path,
-    /// given the lock to wake first when this one's release found a waiter.
-    /// The value is stored under the lock; `*out` is the caller's.
+    /// A typed get of a state, shaped so its common case needs no stack
+    /// frame: every call it makes is its last act (a tail call), so no
+    /// register must survive one. `read` takes the value from the graph,
+    /// tracked when the get comes from a callback of the state's runtime
+    /// (`plainReadSlot`; `track`'s common case is inline too); `full` is
+    /// the full path, given the lock to wake first when this one's release
+    /// found a waiter. The value is stored under the lock; `*out` is the
+    /// caller's.
     @inlinable @inline(__always)
     package static func plainGet<T>(_ id: UInt64, _ out: UnsafeMutablePointer<T>,
-                                    _ read: (Graph, DecodedHandle) -> T?,
+                                    _ read: (Graph, DecodedHandle, Bool) -> T?,
                                     inCallback: (UInt64, UnsafeMutablePointer<T>) -> Int32,
                                     full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
         guard h.kind == HandleKind.state.rawValue else { return full(id, out, nil) }
+        // From a callback: `inCallback`, a function of its own, since a
+        // tracked read may call out of line (`trackMoved`) and would give
+        // this one a frame.
         if tether_internal_thread_busy() != 0 { return inCallback(id, out) }
+        return plainGet(id, h, out, read, tracked: false, full: full)
+    }
+
+    /// `plainGet` of handle `id`, decoded as `h`, untracked or (`tracked`, from a
+    /// callback of the state's runtime: `plainReadSlot`) tracked.
+    @inlinable @inline(__always)
+    package static func plainGet<T>(_ id: UInt64, _ h: DecodedHandle, _ out: UnsafeMutablePointer<T>,
+                                    _ read: (Graph, DecodedHandle, Bool) -> T?, tracked: Bool,
+                                    full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let slot = Int32(truncatingIfNeeded: h.slot)
         let owner = tether_internal_slot_owner(slot)
         if owner != 0 {
             // A single-threaded runtime: no lock, on its owner thread only.
             guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot),
-                  let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h) }) else {
+                  let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, tracked) }) else {
                 return full(id, out, nil)
             }
             out.pointee = v
@@ -94,7 +74,7 @@ extension Runtimes {
         }
         var found = false
         if let graph = tether_internal_slot_graph(slot),
-           let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h) }) {
+           let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, tracked) }) {
             out.pointee = v
             found = true
         }
@@ -104,19 +84,15 @@ extension Runtimes {
         return found ? 0 : full(id, out, nil)
     }
 
+    /// `plainGet` from a callback: tracked when it is a callback of the
+    /// state's runtime, else the full path.
     @inlinable @inline(__always)
-    package static func plainInt(state id: UInt64) -> Int64? {
-        plainRead(id) { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) }
-    }
-
-    @inlinable @inline(__always)
-    package static func plainDouble(state id: UInt64) -> Double? {
-        plainRead(id) { graph, h, tracked in graph.plainDouble(h.index, h.generation, tracked: tracked) }
-    }
-
-    @inlinable @inline(__always)
-    package static func plainBool(state id: UInt64) -> Bool? {
-        plainRead(id) { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) }
+    package static func plainGetInCallback<T>(_ id: UInt64, _ out: UnsafeMutablePointer<T>,
+                                              _ read: (Graph, DecodedHandle, Bool) -> T?,
+                                              full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        let h = HandleCodec.decode(id)
+        guard let (_, tracked) = plainReadSlot(h, .state) else { return full(id, out, nil) }
+        return plainGet(id, h, out, read, tracked: tracked, full: full)
     }
 
     /// A computed's int, shaped as `plainGet`: read by the plain path when
