@@ -98,14 +98,14 @@ public func tether_state_get(_ s: tether_state_t, _ out: UnsafeMutablePointer<Op
 @_cdecl("tether_state_get_bool")
 public func tether_state_get_bool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return getBool(s.id, nil, nil) }
-    return Runtimes.plainGet(s.id, out, { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) },
+    return Runtimes.plainGet(s.id, out, { graph, h, runtime in graph.plainBool(h.index, h.generation, callbackOf: runtime) },
                              inCallback: getBoolInCallback, full: getBool)
 }
 
 /// `tether_state_get_bool` from a callback (a compute's read: tracked).
 @inline(never)
 private func getBoolInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>) -> Int32 {
-    Runtimes.plainGetInCallback(id, out, { graph, h, tracked in graph.plainBool(h.index, h.generation, tracked: tracked) },
+    Runtimes.plainGetInCallback(id, out, { graph, h, runtime in graph.plainBool(h.index, h.generation, callbackOf: runtime) },
                                 full: getBool)
 }
 
@@ -124,14 +124,14 @@ private func getBool(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>?,
 @_cdecl("tether_state_get_int")
 public func tether_state_get_int(_ s: tether_state_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return getInt(s.id, nil, nil) }
-    return Runtimes.plainGet(s.id, out, { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) },
+    return Runtimes.plainGet(s.id, out, { graph, h, runtime in graph.plainInt(h.index, h.generation, callbackOf: runtime) },
                              inCallback: getIntInCallback, full: getInt)
 }
 
 /// `tether_state_get_int` from a callback (a compute's read: tracked).
 @inline(never)
 private func getIntInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>) -> Int32 {
-    Runtimes.plainGetInCallback(id, out, { graph, h, tracked in graph.plainInt(h.index, h.generation, tracked: tracked) },
+    Runtimes.plainGetInCallback(id, out, { graph, h, runtime in graph.plainInt(h.index, h.generation, callbackOf: runtime) },
                                 full: getInt)
 }
 
@@ -150,14 +150,14 @@ private func getInt(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>?,
 @_cdecl("tether_state_get_double")
 public func tether_state_get_double(_ s: tether_state_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
     guard let out else { return getDouble(s.id, nil, nil) }
-    return Runtimes.plainGet(s.id, out, { graph, h, tracked in graph.plainDouble(h.index, h.generation, tracked: tracked) },
+    return Runtimes.plainGet(s.id, out, { graph, h, runtime in graph.plainDouble(h.index, h.generation, callbackOf: runtime) },
                              inCallback: getDoubleInCallback, full: getDouble)
 }
 
 /// `tether_state_get_double` from a callback (a compute's read: tracked).
 @inline(never)
 private func getDoubleInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Double>) -> Int32 {
-    Runtimes.plainGetInCallback(id, out, { graph, h, tracked in graph.plainDouble(h.index, h.generation, tracked: tracked) },
+    Runtimes.plainGetInCallback(id, out, { graph, h, runtime in graph.plainDouble(h.index, h.generation, callbackOf: runtime) },
                                 full: getDouble)
 }
 

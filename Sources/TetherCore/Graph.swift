@@ -261,7 +261,12 @@ open class Graph {
     /// Index space is limited by the C face's handle layout (24 bits).
     public static let maxNodes = 1 << 24
 
-    public init(maxRounds: UInt32 = 100, firstGeneration: UInt32 = 1) {
+    /// The id of the runtime that owns this graph (0 for a graph alone):
+    /// the plain path tracks a read from a callback only of this runtime.
+    @usableFromInline final let ownerID: UInt64
+
+    public init(maxRounds: UInt32 = 100, firstGeneration: UInt32 = 1, ownerID: UInt64 = 0) {
+        self.ownerID = ownerID
         self.maxRounds = maxRounds
         self.generations = GenerationCounter(startingAt: firstGeneration)
     }

@@ -1,16 +1,21 @@
-// GraphPlainScalar.swift — the plain path of the typed getters and setters: a scalar read, and an int written to a state nothing watches.
+// GraphPlainScalar.swift — the plain path of the typed getters and setters: scalar reads of states and computeds, and an int written to a state nothing watches.
 
-/// A typed get or set from outside transactions mostly meets a state that is
+/// A typed get or set from outside transactions mostly meets a node that is
 /// what it looks like: a live scalar of the asked type and, for a write from
-/// outside callbacks, nobody watching it (or only SYNC observers). A read
-/// from a callback of the graph's runtime is `tracked`: inside a compute
-/// callback or effect it is a dependency (`track` knows whether an
-/// evaluation is running and not in an untracked section). These functions do exactly that case and
-/// answer nil or false for anything else, having touched nothing: the
-/// caller then takes the full path (`read`, `write`), which gives every
-/// error and every other case its usual treatment. Issue 16: the full path
-/// costs a typed get ~100 instructions and a set ~200, most of it checks and
-/// branches this case does not need.
+/// outside callbacks, nobody watching it. These functions do exactly that
+/// case and answer nil or false for anything else, having touched nothing:
+/// the caller then takes the full path (`read`, `write`, or `writeHeldInt`
+/// on the lock it holds), which gives every error and every other case its
+/// usual treatment. Issue 16: the full path cost a typed get ~100
+/// instructions and a set ~200, most of it checks this case does not need.
+///
+/// A read from a callback (`callbackOf`: the id of the runtime whose
+/// callback the thread runs, innermost; 0 outside callbacks) is taken only
+/// when that runtime owns this graph (`ownerID`: a runtime freed from its
+/// own callback may see its slot reused while that callback still runs),
+/// and is tracked: inside a compute callback or effect it is a dependency
+/// (`track` knows whether an evaluation is running and not in an
+/// untracked section), as on the full path.
 extension Graph {
     /// The index of the live state `index`/`generation` name, or nil.
     @inlinable @inline(__always)
@@ -22,23 +27,32 @@ extension Graph {
     }
 
     @inlinable @inline(__always)
-    public final func plainInt(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Int64? {
+    public final func plainInt(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Int64? {
         guard let i = plainIndex(index, generation), case let .int(n) = states[i].value else { return nil }
-        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        if runtime != 0 {
+            guard runtime == ownerID else { return nil }
+            track(NodeRef.state(i), version: states[i].version)
+        }
         return n
     }
 
     @inlinable @inline(__always)
-    public final func plainDouble(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Double? {
+    public final func plainDouble(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Double? {
         guard let i = plainIndex(index, generation), case let .double(x) = states[i].value else { return nil }
-        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        if runtime != 0 {
+            guard runtime == ownerID else { return nil }
+            track(NodeRef.state(i), version: states[i].version)
+        }
         return x
     }
 
     @inlinable @inline(__always)
-    public final func plainBool(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Bool? {
+    public final func plainBool(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Bool? {
         guard let i = plainIndex(index, generation), case let .bool(b) = states[i].value else { return nil }
-        if tracked { track(NodeRef.state(i), version: states[i].version) }
+        if runtime != 0 {
+            guard runtime == ownerID else { return nil }
+            track(NodeRef.state(i), version: states[i].version)
+        }
         return b
     }
 
@@ -85,18 +99,21 @@ extension Graph {
 
     /// A typed read of a computed that is up to date (nothing to check or
     /// evaluate: not fresh, stale, being computed, freed or failed) and
-    /// holds an int; `tracked` as for `plainInt`. Nil, with nothing done,
+    /// holds an int; `callbackOf` as for `plainInt`. Nil, with nothing done,
     /// for anything else, or while the graph has releases or a loop
     /// wake-up owed (the full read's leave does those): the caller takes
     /// the full read, which evaluates, reports or finishes them.
     @inlinable @inline(__always)
-    public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, tracked: Bool) -> Int64? {
+    public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Int64? {
         let d = Int(index)
         guard d < derived.count, generation != 0, derived[d].generation == generation,
               derived[d].kind == .computed,
               derived[d].flags.rawValue & Graph.notPlainComputed == 0,
               case let .int(n) = derived[d].value, !hasDeferredReleases, !loopWakeRequested else { return nil }
-        if tracked { track(NodeRef.derived(d), version: derived[d].version) }
+        if runtime != 0 {
+            guard runtime == ownerID else { return nil }
+            track(NodeRef.derived(d), version: derived[d].version)
+        }
         return n
     }
 }

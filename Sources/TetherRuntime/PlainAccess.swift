@@ -17,17 +17,20 @@ import TetherCore
 extension Runtimes {
     /// The slot a handle of `kind` names, when a plain read may be tried:
     /// from a thread without a transaction or scope open, outside callbacks
-    /// or in a callback of the handle's own runtime (the innermost one this
-    /// thread runs): then `inCallback`, and the read is tracked as the full
-    /// path would track it.
+    /// (`callbackOf` 0) or in a callback of a runtime in the handle's slot
+    /// (the innermost one this thread runs: `callbackOf` is its id, and the
+    /// graph takes the read, tracked, only if that runtime owns it).
     @inlinable @inline(__always)
-    static func plainReadSlot(_ h: DecodedHandle, _ kind: HandleKind) -> (slot: Int32, inCallback: Bool)? {
+    static func plainReadSlot(_ h: DecodedHandle, _ kind: HandleKind) -> (slot: Int32, callbackOf: UInt64)? {
         guard h.kind == kind.rawValue, tether_internal_get_contexts() == 0 else { return nil }
         let slot = Int32(truncatingIfNeeded: h.slot)
         let depth = tether_internal_get_depth()
-        if depth == 0 { return (slot, false) }
-        guard HandleCodec.decode(tether_internal_innermost_runtime(depth)).slot == h.slot else { return nil }
-        return (slot, true)
+        if depth == 0 { return (slot, 0) }
+        let runtime = tether_internal_innermost_runtime(depth)
+        // Another slot's runtime: not this one's callback. The same slot's
+        // is checked against the graph's owner under the lock.
+        guard HandleCodec.decode(runtime).slot == h.slot else { return nil }
+        return (slot, runtime)
     }
 
     /// A typed get of a state, shaped so its common case needs no stack
@@ -40,7 +43,7 @@ extension Runtimes {
     /// caller's.
     @inlinable @inline(__always)
     package static func plainGet<T>(_ id: UInt64, _ out: UnsafeMutablePointer<T>,
-                                    _ read: (Graph, DecodedHandle, Bool) -> T?,
+                                    _ read: (Graph, DecodedHandle, UInt64) -> T?,
                                     inCallback: (UInt64, UnsafeMutablePointer<T>) -> Int32,
                                     full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
@@ -49,21 +52,21 @@ extension Runtimes {
         // tracked read may call out of line (`trackMoved`) and would give
         // this one a frame.
         if tether_internal_thread_busy() != 0 { return inCallback(id, out) }
-        return plainGet(id, h, out, read, tracked: false, full: full)
+        return plainGet(id, h, out, read, callbackOf: 0, full: full)
     }
 
-    /// `plainGet` of handle `id`, decoded as `h`, untracked or (`tracked`, from a
-    /// callback of the state's runtime: `plainReadSlot`) tracked.
+    /// `plainGet` of handle `id`, decoded as `h`, from outside callbacks or
+    /// (`callbackOf`: `plainReadSlot`) from one.
     @inlinable @inline(__always)
     package static func plainGet<T>(_ id: UInt64, _ h: DecodedHandle, _ out: UnsafeMutablePointer<T>,
-                                    _ read: (Graph, DecodedHandle, Bool) -> T?, tracked: Bool,
+                                    _ read: (Graph, DecodedHandle, UInt64) -> T?, callbackOf: UInt64,
                                     full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let slot = Int32(truncatingIfNeeded: h.slot)
         let owner = tether_internal_slot_owner(slot)
         if owner != 0 {
             // A single-threaded runtime: no lock, on its owner thread only.
             guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot),
-                  let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, tracked) }) else {
+                  let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, callbackOf) }) else {
                 return full(id, out, nil)
             }
             out.pointee = v
@@ -74,7 +77,7 @@ extension Runtimes {
         }
         var found = false
         if let graph = tether_internal_slot_graph(slot),
-           let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, tracked) }) {
+           let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, callbackOf) }) {
             out.pointee = v
             found = true
         }
@@ -88,11 +91,11 @@ extension Runtimes {
     /// state's runtime, else the full path.
     @inlinable @inline(__always)
     package static func plainGetInCallback<T>(_ id: UInt64, _ out: UnsafeMutablePointer<T>,
-                                              _ read: (Graph, DecodedHandle, Bool) -> T?,
+                                              _ read: (Graph, DecodedHandle, UInt64) -> T?,
                                               full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
-        guard let (_, tracked) = plainReadSlot(h, .state) else { return full(id, out, nil) }
-        return plainGet(id, h, out, read, tracked: tracked, full: full)
+        guard let (_, runtime) = plainReadSlot(h, .state) else { return full(id, out, nil) }
+        return plainGet(id, h, out, read, callbackOf: runtime, full: full)
     }
 
     /// A computed's int, shaped as `plainGet`: read by the plain path when
@@ -106,12 +109,12 @@ extension Runtimes {
                                          full: (UInt64, UnsafeMutablePointer<Int64>?,
                                                 UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
-        guard let (slot, tracked) = plainReadSlot(h, .computed) else { return full(id, out, nil) }
+        guard let (slot, runtime) = plainReadSlot(h, .computed) else { return full(id, out, nil) }
         let owner = tether_internal_slot_owner(slot)
         if owner != 0 {
             guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot) else { return full(id, out, nil) }
             guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
-                $0.plainComputedInt(h.index, h.generation, tracked: tracked)
+                $0.plainComputedInt(h.index, h.generation, callbackOf: runtime)
             }) else { return held(slot, id, out) }
             out.pointee = v
             return 0
@@ -123,7 +126,7 @@ extension Runtimes {
             return full(id, out, tether_internal_release(lock) != 0 ? lock : nil)
         }
         guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
-            $0.plainComputedInt(h.index, h.generation, tracked: tracked)
+            $0.plainComputedInt(h.index, h.generation, callbackOf: runtime)
         }) else { return held(slot, id, out) }
         out.pointee = v
         return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0

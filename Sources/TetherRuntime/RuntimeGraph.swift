@@ -18,7 +18,7 @@ import TetherCore
     init(lock: LockRef, runtimeID: UInt64, maxRounds: UInt32, firstGeneration: UInt32) {
         self.lock = lock
         self.runtimeID = runtimeID
-        super.init(maxRounds: maxRounds, firstGeneration: firstGeneration)
+        super.init(maxRounds: maxRounds, firstGeneration: firstGeneration, ownerID: runtimeID)
         stackIsLow = { tether_internal_stack_is_low() != 0 }
     }
 
