@@ -2,18 +2,22 @@ import CTether
 import TetherCore
 
 /// The plain path of the typed getters and setters (GraphPlainScalar.swift
-/// says which case it is): from a thread outside every transaction and scope
-/// and, for a write, every callback (a read may come from a callback of the
-/// state's runtime: a compute callback's read is the hot one), straight from the handle to the graph (published per slot:
-/// tether_internal_slot_graphs) under the slot's lock, or without one on a
-/// single-threaded runtime's owner thread. It calls nothing: a contended
+/// says which cases it takes): from a thread without a transaction or scope
+/// open (and, for a write, outside callbacks; a read may come from a
+/// callback of the handle's runtime, a compute's read of its sources being
+/// the hot one), straight from the handle to the graph its slot publishes
+/// (tether_internal_slot_graphs), under the slot's lock taken with a
+/// trylock, or without one on a single-threaded runtime's owner thread.
+///
+/// Shaped for the compiler: straight-line code the C face inlines, whose
+/// every call is a tail call (the full path, the callback variant, the
+/// continuation on the access already taken, the wake of a lock waiter), so
+/// the common case keeps no stack frame. Anything not plain (a contended
 /// lock, another thread's single-threaded runtime, a stale handle, another
-/// type, watchers, every error: all return "not taken" having touched
-/// nothing, and the C face then takes the full path, which waits, reports
-/// or delivers as usual. Straight-line code the C face inlines, so the
-/// common case needs no stack frame (issue 16: the full path's generic
-/// lookup, callback-context scans and error plumbing were most of a typed
-/// get's ~100 instructions).
+/// type, watchers, errors) goes on to the full path, which waits, reports
+/// or delivers exactly as before. Issue 16: the full path's generic lookup,
+/// callback-context scans and error plumbing were most of a typed get's
+/// ~100 instructions; docs/performance.md, "The plain path".
 extension Runtimes {
     /// The slot a handle of `kind` names, when a plain read may be tried:
     /// from a thread without a transaction or scope open, outside callbacks
