@@ -12,11 +12,10 @@
 #include <unistd.h>
 
 static _Thread_local char message[1024];
-__thread unsigned tether_internal_depth __attribute__((tls_model("initial-exec")));
+__thread tether_internal_counts_t tether_internal_counts __attribute__((tls_model("initial-exec")));
 __thread tether_internal_tls_t tether_internal_context __attribute__((tls_model("initial-exec")));
 
 __thread unsigned tether_internal_errors __attribute__((tls_model("initial-exec")));
-__thread unsigned tether_internal_contexts __attribute__((tls_model("initial-exec")));
 __thread unsigned tether_internal_wrong_thread __attribute__((tls_model("initial-exec")));
 uintptr_t tether_internal_slot_owners[TETHER_INTERNAL_MAX_RUNTIMES];
 void *tether_internal_slot_objects[TETHER_INTERNAL_MAX_RUNTIMES];

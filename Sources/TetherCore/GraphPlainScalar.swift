@@ -70,11 +70,13 @@ extension Graph {
               states[i].described.rawValue == 0, !states[i].pathReaders,
               !loopWakeRequested, syncQueue.isEmpty else { return false }
         if n != old {
-            revisionCount &+= 1
+            // Locals, not the fields again: each reload was an instruction.
+            let revision = revisionCount &+ 1, version = nextVersion
+            revisionCount = revision
             withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .int(n)) }  // nothing to release
-            states[i].revision = revisionCount
-            states[i].version = nextVersion
-            nextVersion &+= 1
+            states[i].revision = revision
+            states[i].version = version
+            nextVersion = version &+ 1
         }
         return true
     }

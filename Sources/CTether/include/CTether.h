@@ -63,12 +63,20 @@ typedef struct tether_internal_entry_saved {
 #define TETHER_INTERNAL_REPLACED 1u
 #define TETHER_INTERNAL_REFUSED 2u
 
-extern __thread unsigned tether_internal_depth TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
+/* How many callbacks this thread is inside (the entries used in
+ * tether_internal_context), and its open transactions plus entered scopes
+ * in every runtime: one word, so the typed getters' and setters' "is this
+ * thread plain?" is one load (tether_internal_thread_busy). */
+typedef union tether_internal_counts {
+  struct { uint32_t depth, contexts; } each;
+  uint64_t both;
+} tether_internal_counts_t;
+extern __thread tether_internal_counts_t tether_internal_counts TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
 
 static inline tether_internal_entry_saved_t tether_internal_enter(uint64_t runtime, uint32_t round,
                                                                   const void *meta, uint64_t wave) {
   tether_internal_tls_t *t = &tether_internal_context;
-  unsigned d = tether_internal_depth;
+  unsigned d = tether_internal_counts.each.depth;
   tether_internal_entry_saved_t saved = {TETHER_INTERNAL_PUSHED, 0, 0, 0};
   if (d > 0 && t->runtime[d - 1] == runtime) {
     saved.how = TETHER_INTERNAL_REPLACED;
@@ -88,16 +96,16 @@ static inline tether_internal_entry_saved_t tether_internal_enter(uint64_t runti
   t->round[d] = round;
   t->meta[d] = meta;
   t->wave[d] = wave;
-  tether_internal_depth = d + 1;
+  tether_internal_counts.each.depth = d + 1;
   return saved;
 }
 
 static inline void tether_internal_leave(tether_internal_entry_saved_t saved) {
   if (saved.how == TETHER_INTERNAL_PUSHED) {
-    tether_internal_depth--;
+    tether_internal_counts.each.depth--;
   } else if (saved.how == TETHER_INTERNAL_REPLACED) {
     tether_internal_tls_t *t = &tether_internal_context;
-    unsigned d = tether_internal_depth - 1;
+    unsigned d = tether_internal_counts.each.depth - 1;
     t->round[d] = saved.round;
     t->meta[d] = saved.meta;
     t->wave[d] = saved.wave;
@@ -107,13 +115,12 @@ static inline void tether_internal_leave(tether_internal_entry_saved_t saved) {
 /* How many callbacks deep this thread is (in any runtime). Read on every
  * write, so it lives apart from the rest in initial-exec TLS: a plain
  * %fs-relative load instead of a __tls_get_addr call (profiled). */
-static inline unsigned tether_internal_get_depth(void) { return tether_internal_depth; }
+static inline unsigned tether_internal_get_depth(void) { return tether_internal_counts.each.depth; }
 
 /* Open transactions plus entered scopes of this thread, in every runtime:
  * while 0 (nearly always), reads and writes skip looking for them. */
-extern __thread unsigned tether_internal_contexts TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
-static inline unsigned tether_internal_get_contexts(void) { return tether_internal_contexts; }
-static inline void tether_internal_set_contexts(unsigned n) { tether_internal_contexts = n; }
+static inline unsigned tether_internal_get_contexts(void) { return tether_internal_counts.each.contexts; }
+static inline void tether_internal_set_contexts(unsigned n) { tether_internal_counts.each.contexts = n; }
 
 /* The owner thread of the single-threaded runtime in each runtime slot, or
  * 0. Read on every handle lookup before any lock is taken (a single-threaded
@@ -249,7 +256,7 @@ static inline uint64_t tether_internal_innermost_runtime(unsigned depth) {
  * open in any runtime: then reads may be tracked or see staged values, and
  * writes may be staged, so the plain path steps aside. */
 static inline unsigned tether_internal_thread_busy(void) {
-  return tether_internal_depth | tether_internal_contexts;
+  return tether_internal_counts.both != 0;
 }
 
 /* A condition variable for these locks: waiters sleep on a sequence number
