@@ -40,6 +40,14 @@ public final class SQLiteStore: CommitSink {
     public let path: String
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// The statements of every commit, held here once prepared: finding
+    /// them in `statements` hashed their SQL text each time (~1.4 k
+    /// instructions a commit, docs/daemon-performance.md).
+    private var beginStatement: OpaquePointer?
+    private var commitStatement: OpaquePointer?
+    private var insertLogStatement: OpaquePointer?
+    /// A log row's `changes` then `images` text (reused: no allocation per commit).
+    private var rowText: [UInt8] = []
     private var inTransaction = false
     private let logCapacity: Int
     private var lastRevision: UInt64 = 0
@@ -203,18 +211,18 @@ public final class SQLiteStore: CommitSink {
 
     public func record(_ commit: Commit, states: [StateImage]) throws {
         try begin()
-        var changes: [Value] = []
-        for change in commit.changes { changes.append(change.wireValue) }
-        let text = try Value.array(changes).jsonString()
-        var images: [Value] = []
-        for image in states { images.append(try SQLiteStore.imageValue(image)) }
-        let imagesText = try Value.array(images).jsonString()
-        try run("INSERT INTO log(revision, tag, origin, changes, images) VALUES(?1, ?2, ?3, ?4, ?5)") { s in
+        rowText.removeAll(keepingCapacity: true)
+        try LogRowText.changes(commit.changes, into: &rowText)
+        let changesEnd = rowText.count
+        try LogRowText.images(states, into: &rowText)
+        try run(&insertLogStatement, "INSERT INTO log(revision, tag, origin, changes, images) VALUES(?1, ?2, ?3, ?4, ?5)") { s in
             s.bind(1, Int64(bitPattern: commit.revision))
             s.bind(2, commit.tag)
             s.bind(3, commit.origin.map { Int64(bitPattern: $0) })
-            s.bind(4, text)
-            s.bind(5, imagesText)
+            rowText.withUnsafeBufferPointer { text in
+                s.bind(4, UnsafeBufferPointer(rebasing: text[..<changesEnd]))
+                s.bind(5, UnsafeBufferPointer(rebasing: text[changesEnd...]))
+            }
         }
         for image in states { unapplied[image.name] = image }
         unappliedCommits += 1
@@ -249,7 +257,7 @@ public final class SQLiteStore: CommitSink {
                 prunedThrough = oldest
             }
         }
-        try run("COMMIT") { _ in }
+        try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
         checkpointIfLarge()
     }
@@ -469,7 +477,7 @@ public final class SQLiteStore: CommitSink {
 
     private func begin() throws(TetherError) {
         guard !inTransaction else { return }
-        try run("BEGIN IMMEDIATE") { _ in }  // prepared once (sqlite3_exec compiles each time)
+        try run(&beginStatement, "BEGIN IMMEDIATE") { _ in }  // prepared once (sqlite3_exec compiles each time)
         inTransaction = true
     }
 
@@ -493,7 +501,16 @@ public final class SQLiteStore: CommitSink {
     }
 
     private func run(_ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
-        let s = try prepared(sql)
+        try step(try prepared(sql), bind)
+    }
+
+    /// `run` with the statement kept in `cached` (prepared the first time).
+    private func run(_ cached: inout OpaquePointer?, _ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+        if cached == nil { cached = try prepared(sql) }
+        try step(cached!, bind)
+    }
+
+    private func step(_ s: OpaquePointer, _ bind: (Statement) -> Void) throws(TetherError) {
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
         bind(Statement(raw: s))
         let rc = sqlite3_step(s)
@@ -532,6 +549,17 @@ public final class SQLiteStore: CommitSink {
                 base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                     _ = sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
                 }
+            }
+        }
+
+        /// UTF-8 text from bytes (copied by SQLite, so they need not outlive the call).
+        func bind(_ i: Int32, _ text: UnsafeBufferPointer<UInt8>) {
+            guard let base = text.baseAddress, text.count > 0 else {
+                sqlite3_bind_text(raw, i, "", 0, Statement.transient)
+                return
+            }
+            base.withMemoryRebound(to: CChar.self, capacity: text.count) {
+                _ = sqlite3_bind_text(raw, i, $0, Int32(text.count), Statement.transient)
             }
         }
 
