@@ -47,8 +47,9 @@ public final class Store {
     /// Called with each commit, after the sink has it.
     var onCommit: ((Commit) -> Void)?
     /// Whether `write` takes `setWhole` for a Set of a whole existing
-    /// state; off only to compare it with `apply` (SimpleSetCallTests).
-    var setsWholeStates = true
+    /// state; off only to compare it with `apply` (SimpleSetCallTests,
+    /// the fuzzer).
+    public var setsWholeStates = true
 
     public init(limits: Limits = .defaults, logCapacity: Int = 100_000, logBytes: Int = 64 << 20, epoch: String,
                 startRevision: UInt64 = 0, sink: CommitSink? = nil) throws(TetherError) {
