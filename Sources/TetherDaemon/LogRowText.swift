@@ -19,23 +19,20 @@ enum LogRowText {
         out.append(UInt8(ascii: "["))
         for (i, change) in changes.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            key("name", first: true, &out)
-            try string(change.name, &out)
-            key("op", &out)
+            out.append(contentsOf: Keys.name)
+            try JSONBytes.string(change.name, &out)
             switch change.write {
             case .set(let value):
-                literal("\"set\"", &out)
-                key("path", &out)
-                try string(change.path.description, &out)
+                out.append(contentsOf: Keys.setPath)
+                try path(change.path, &out)
                 if value != .null {
-                    key("value", &out)
-                    try value.writeJSON(into: &out)
+                    out.append(contentsOf: Keys.value)
+                    try JSONBytes.value(value, &out)
                     try bytesAt(of: value, &out)
                 }
             case .remove:
-                literal("\"remove\"", &out)
-                key("path", &out)
-                try string(change.path.description, &out)
+                out.append(contentsOf: Keys.removePath)
+                try path(change.path, &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -47,55 +44,60 @@ enum LogRowText {
         out.append(UInt8(ascii: "["))
         for (i, image) in images.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            key("name", first: true, &out)
-            try string(image.name, &out)
+            out.append(contentsOf: Keys.name)
+            try JSONBytes.string(image.name, &out)
             if let value = image.value {
-                key("stored", &out)
-                key("value", first: true, &out)
-                try value.writeJSON(into: &out)  // null included: a subscript set keeps it
+                out.append(contentsOf: Keys.storedValue)
+                try JSONBytes.value(value, &out)  // null included: a subscript set keeps it
                 try bytesAt(of: value, &out)
-                out.append(UInt8(ascii: "}"))
-                key("modified", &out)
-                literal(String(Int64(bitPattern: image.modified)), &out)
-                key("descriptor", &out)
+                out.append(contentsOf: Keys.modified)
+                JSONBytes.int(Int64(bitPattern: image.modified), &out)
+                out.append(contentsOf: Keys.descriptor)
                 if image.descriptor == Descriptor() {
-                    literal("{}", &out)  // every state not declared otherwise
+                    out.append(contentsOf: Keys.emptyObject)  // every state not declared otherwise
                 } else {
                     try image.descriptor.wireValue.writeJSON(into: &out)
                 }
             } else {
-                key("removed", &out)
-                literal("true", &out)
+                out.append(contentsOf: Keys.removed)
             }
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
     }
 
+    private static func path(_ path: JSONPointer, _ out: inout [UInt8]) throws(TetherError) {
+        if path.isRoot {
+            out.append(contentsOf: Keys.emptyString)
+        } else {
+            try JSONBytes.string(path.description, &out)
+        }
+    }
+
     /// `,"bytes_at":[…]` when the value holds bytes.
     private static func bytesAt(of value: Value, _ out: inout [UInt8]) throws(TetherError) {
+        switch value {
+        case .bytes, .array, .object: break
+        default: return  // a scalar holds no bytes
+        }
         let pointers = BytesAt.pointers(in: value)
         guard !pointers.isEmpty else { return }
-        key("bytes_at", &out)
+        out.append(contentsOf: Keys.bytesAt)
         try Value.array(pointers.map(Value.string)).writeJSON(into: &out)
     }
 
-    /// `{"key":` for the first member of an object, `,"key":` after one.
-    /// Keys here are fixed ASCII words: nothing to escape.
-    private static func key(_ key: StaticString, first: Bool = false, _ out: inout [UInt8]) {
-        out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        out.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(UInt8(ascii: "\""))
-        out.append(UInt8(ascii: ":"))
-    }
-
-    private static func literal(_ text: String, _ out: inout [UInt8]) {
-        out.append(contentsOf: text.utf8)
-    }
-
-    /// A string as the JSON writer quotes it (the same escapes).
-    private static func string(_ s: String, _ out: inout [UInt8]) throws(TetherError) {
-        try Value.string(s).writeJSON(into: &out)
+    /// The fixed parts, as bytes once (appending an array is a copy).
+    private enum Keys {
+        static let name = Array(#"{"name":"#.utf8)
+        static let setPath = Array(#","op":"set","path":"#.utf8)
+        static let removePath = Array(#","op":"remove","path":"#.utf8)
+        static let value = Array(#","value":"#.utf8)
+        static let bytesAt = Array(#","bytes_at":"#.utf8)
+        static let storedValue = Array(#","stored":{"value":"#.utf8)
+        static let modified = Array(#"},"modified":"#.utf8)
+        static let descriptor = Array(#","descriptor":"#.utf8)
+        static let removed = Array(#","removed":true"#.utf8)
+        static let emptyObject = Array("{}".utf8)
+        static let emptyString = Array(#""""#.utf8)
     }
 }

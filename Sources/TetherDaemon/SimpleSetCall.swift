@@ -1,3 +1,4 @@
+import Glibc
 import TetherCore
 import TetherWire
 
@@ -70,7 +71,8 @@ struct SimpleSetCall {
     }
 
     private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        text.withUTF8Buffer { bytes.elementsEqual($0) }
+        guard bytes.count == text.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
+        return memcmp(base, text.utf8Start, bytes.count) == 0
     }
 
     /// Token-level reading of JSON bytes; every method skips the
@@ -166,12 +168,13 @@ struct SimpleSetCall {
 /// the `Value` tree (a test holds the bytes equal).
 enum WriteReplyBytes {
     static func append(_ reply: WriteReply, to out: inout [UInt8]) {
-        let head: StaticString = "{\"parameters\":{\"revision\":"
-        head.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(contentsOf: head)
         // A revision past Int64 is written as Int64.max, as wireInt does.
-        out.append(contentsOf: String(Int64(exactly: reply.revision) ?? .max).utf8)
-        let tail: StaticString = reply.changed ? ",\"changed\":true}}" : ",\"changed\":false}}"
-        tail.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(0)
+        JSONBytes.int(Int64(exactly: reply.revision) ?? .max, &out)
+        out.append(contentsOf: reply.changed ? changedTrue : changedFalse)
     }
+
+    private static let head = Array(#"{"parameters":{"revision":"#.utf8)
+    private static let changedTrue = Array(#","changed":true}}"#.utf8) + [0]
+    private static let changedFalse = Array(#","changed":false}}"#.utf8) + [0]
 }
