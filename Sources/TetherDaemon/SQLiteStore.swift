@@ -215,14 +215,23 @@ public final class SQLiteStore: CommitSink {
         try LogRowText.changes(commit.changes, into: &rowText)
         let changesEnd = rowText.count
         try LogRowText.images(states, into: &rowText)
-        try run(&insertLogStatement, "INSERT INTO log(revision, tag, origin, changes, images) VALUES(?1, ?2, ?3, ?4, ?5)") { s in
-            s.bind(1, Int64(bitPattern: commit.revision))
-            s.bind(2, commit.tag)
-            s.bind(3, commit.origin.map { Int64(bitPattern: $0) })
-            rowText.withUnsafeBufferPointer { text in
-                s.bind(4, UnsafeBufferPointer(rebasing: text[..<changesEnd]))
-                s.bind(5, UnsafeBufferPointer(rebasing: text[changesEnd...]))
-            }
+        if insertLogStatement == nil {
+            insertLogStatement = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES(?1, ?2, ?3, ?4, ?5)")
+        }
+        let s = Statement(raw: insertLogStatement!)
+        s.bind(1, Int64(bitPattern: commit.revision))
+        s.bind(2, commit.tag)
+        s.bind(3, commit.origin.map { Int64(bitPattern: $0) })
+        let rc = rowText.withUnsafeBufferPointer { text in
+            // Bound without a copy: the step reads them before this returns.
+            s.bind(4, static: UnsafeBufferPointer(rebasing: text[..<changesEnd]))
+            s.bind(5, static: UnsafeBufferPointer(rebasing: text[changesEnd...]))
+            return sqlite3_step(s.raw)
+        }
+        // No sqlite3_clear_bindings: all five are bound again before the next step.
+        sqlite3_reset(s.raw)
+        guard rc == SQLITE_DONE else {
+            throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
         }
         for image in states { unapplied[image.name] = image }
         unappliedCommits += 1
@@ -552,14 +561,15 @@ public final class SQLiteStore: CommitSink {
             }
         }
 
-        /// UTF-8 text from bytes (copied by SQLite, so they need not outlive the call).
-        func bind(_ i: Int32, _ text: UnsafeBufferPointer<UInt8>) {
+        /// UTF-8 text from bytes that SQLite does not copy: they must stay
+        /// as they are until the statement is stepped (and not read after).
+        func bind(_ i: Int32, static text: UnsafeBufferPointer<UInt8>) {
             guard let base = text.baseAddress, text.count > 0 else {
                 sqlite3_bind_text(raw, i, "", 0, Statement.transient)
                 return
             }
             base.withMemoryRebound(to: CChar.self, capacity: text.count) {
-                _ = sqlite3_bind_text(raw, i, $0, Int32(text.count), Statement.transient)
+                _ = sqlite3_bind_text(raw, i, $0, Int32(text.count), nil)  // nil: SQLITE_STATIC
             }
         }
 
