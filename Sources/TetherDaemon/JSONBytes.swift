@@ -7,19 +7,18 @@ import TetherCore
 /// fixed key appended from a StaticString ~180; these are a loop each.
 enum JSONBytes {
     /// An int as `JSONWriter.writeInt`: decimal, a minus sign when negative.
+    /// (Digits appended one by one from the highest: copying them from a
+    /// scratch buffer went through the generic append, ~400 instructions.)
     static func int(_ n: Int64, _ out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = n.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var i = buffer.count
-            repeat {
-                i -= 1
-                buffer[i] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude != 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[i...]))
-        }
+        var rest = n.magnitude
+        var unit: UInt64 = 1
+        while unit <= rest / 10 { unit *= 10 }
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / unit))
+            rest %= unit
+            unit /= 10
+        } while unit > 0
     }
 
     /// A string as `JSONWriter.writeString` writes it: its bytes between

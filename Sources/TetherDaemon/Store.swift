@@ -274,8 +274,8 @@ public final class Store {
         }
         revision += 1
         r.modified = revision
-        try commit(Commit(revision: revision, changes: [Change(name: op.name, path: op.path, write: storedWrite(op))],
-                          tag: tag, origin: origin))
+        try commit(Commit(revision: revision, changes: [Change(name: op.name, path: op.path, write: storedWrite(op, r))],
+                          tag: tag, origin: origin), record: r)
         return WriteReply(revision: revision, changed: true)
     }
 
@@ -377,8 +377,8 @@ public final class Store {
 
     /// The write as the state stored it (the type lock turns an int into a
     /// double at the root of a double state).
-    private func storedWrite(_ op: Op) -> Write {
-        if op.path.isRoot, case .set(.int(let i)) = op.write, records[op.name]?.descriptor.type == .double {
+    private func storedWrite(_ op: Op, _ record: StateRecord? = nil) -> Write {
+        if op.path.isRoot, case .set(.int(let i)) = op.write, (record ?? records[op.name])?.descriptor.type == .double {
             return .set(.double(Double(i)))
         }
         return op.write
@@ -419,16 +419,20 @@ public final class Store {
         if at < sortedNames.count && sortedNames[at] == name { sortedNames.remove(at: at) }
     }
 
-    private func commit(_ commit: Commit) throws(VarlinkError) {
-        if let sink { record(commit, in: sink) }
+    /// `record`: the one record a one-change commit changed, when the
+    /// caller has it (the sink's image is made without looking it up).
+    private func commit(_ commit: Commit, record changed: StateRecord? = nil) throws(VarlinkError) {
+        if let sink { record(commit, changed, in: sink) }
         log.append(commit)
         onCommit?(commit)
     }
 
     /// Hands a commit and the states as it left them to the store.
-    private func record(_ commit: Commit, in sink: CommitSink) {
+    private func record(_ commit: Commit, _ changed: StateRecord?, in sink: CommitSink) {
         var images: [StateImage] = []
-        if commit.changes.count == 1 {
+        if let r = changed {
+            images.append(StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
+        } else if commit.changes.count == 1 {
             images.append(image(of: commit.changes[0].name, commit))  // no Set for one name
         } else {
             var seen = Set<String>()
