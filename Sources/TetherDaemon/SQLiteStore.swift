@@ -69,6 +69,10 @@ public final class SQLiteStore: CommitSink {
     /// WAL pages when the checkpointer was last asked (once per 1,000 new
     /// pages, not after every commit past the threshold).
     private var pokedAt: Int32 = 0
+    /// Checkpointer runs whose tail this writer has copied.
+    private var tailedRuns = 0
+    /// For tests: blocks until the checkpointer has finished `n` runs.
+    public func waitForCheckpoints(_ n: Int) { checkpointer.waitForRuns(n) }
 
     /// Past this many WAL pages the checkpointer thread is asked to copy
     /// the WAL back (SQLite's own automatic threshold by default).
@@ -298,9 +302,22 @@ public final class SQLiteStore: CommitSink {
     /// After a commit: a WAL past the threshold is copied back, by the
     /// checkpointer, or here when it grew too large meanwhile.
     private func checkpointIfLarge() {
+        let runs = checkpointer.completedRuns
         if walPages >= inlineCheckpointPages {
             // BUSY (the checkpointer is at it) leaves it to the next commit.
             if sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK { walPages = 0 }
+            tailedRuns = runs
+        } else if runs > tailedRuns {
+            // The background checkpoint copied the WAL as it was when it
+            // began; the few frames committed meanwhile are copied here, so
+            // that all of it is copied and the next commit starts the WAL
+            // over at its beginning. Otherwise, with commits coming all the
+            // time, it only started over at `inlineCheckpointPages`, and
+            // until then every commit wrote past the end of the file, whose
+            // fdatasync must also commit the file's new size: 1.5-2x slower
+            // on this disk (docs/daemon-performance.md).
+            tailedRuns = runs
+            _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         } else {
             if walPages < pokedAt { pokedAt = 0 }  // the WAL started over
             if walPages >= pokedAt + checkpointPages {
