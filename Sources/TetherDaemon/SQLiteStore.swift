@@ -45,8 +45,8 @@ public final class SQLiteStore: CommitSink {
     /// instructions a commit, docs/daemon-performance.md).
     private var beginStatement: OpaquePointer?
     private var commitStatement: OpaquePointer?
-    private var insertLogStatement: OpaquePointer?
-    /// A log row's `changes` then `images` text (reused: no allocation per commit).
+    /// The pending log rows' `changes` and `images` text (reused: no
+    /// allocation per commit).
     private var rowText: [UInt8] = []
     private var inTransaction = false
     private let logCapacity: Int
@@ -215,28 +215,13 @@ public final class SQLiteStore: CommitSink {
 
     public func record(_ commit: Commit, states: [StateImage]) throws {
         try begin()
-        rowText.removeAll(keepingCapacity: true)
+        let start = rowText.count
         try LogRowText.changes(commit.changes, into: &rowText)
         let changesEnd = rowText.count
         try LogRowText.images(states, into: &rowText)
-        if insertLogStatement == nil {
-            insertLogStatement = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES(?1, ?2, ?3, ?4, ?5)")
-        }
-        let s = Statement(raw: insertLogStatement!)
-        s.bind(1, Int64(bitPattern: commit.revision))
-        s.bind(2, commit.tag)
-        s.bind(3, commit.origin.map { Int64(bitPattern: $0) })
-        let rc = rowText.withUnsafeBufferPointer { text in
-            // Bound without a copy: the step reads them before this returns.
-            s.bind(4, static: UnsafeBufferPointer(rebasing: text[..<changesEnd]))
-            s.bind(5, static: UnsafeBufferPointer(rebasing: text[changesEnd...]))
-            return sqlite3_step(s.raw)
-        }
-        // No sqlite3_clear_bindings: all five are bound again before the next step.
-        sqlite3_reset(s.raw)
-        guard rc == SQLITE_DONE else {
-            throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
-        }
+        pendingRows.append(PendingRow(revision: commit.revision, tag: commit.tag, origin: commit.origin,
+                                      start: start, changesEnd: changesEnd, end: rowText.count))
+        if pendingRows.count == SQLiteStore.rowsPerInsert { try insertPendingRows() }
         for image in states { unapplied[image.name] = image }
         unappliedCommits += 1
         // The revision is not written per commit (a page per commit): the
@@ -245,8 +230,60 @@ public final class SQLiteStore: CommitSink {
         lastRevision = commit.revision
     }
 
+    /// Log rows recorded and not yet inserted, their text in `rowText`.
+    /// A group's rows go in with one INSERT per up to `rowsPerInsert`
+    /// (`VALUES (…),(…)`): one statement per row cost its setup, cursor
+    /// and halt each time (~1.5 k of its ~4.3 k instructions, callgrind).
+    /// They are inserted before anything else reads or changes the
+    /// database (every other CommitSink method, and the COMMIT).
+    private struct PendingRow {
+        let revision: UInt64
+        let tag: String?
+        let origin: UInt64?
+        let start: Int, changesEnd: Int, end: Int
+    }
+
+    private var pendingRows: [PendingRow] = []
+    static let rowsPerInsert = 16
+    /// `insertStatements[k]`: the INSERT of k rows, prepared once needed.
+    private var insertStatements = [OpaquePointer?](repeating: nil, count: rowsPerInsert + 1)
+
+    private func insertPendingRows() throws(TetherError) {
+        var done = 0
+        while done < pendingRows.count {
+            let k = min(SQLiteStore.rowsPerInsert, pendingRows.count - done)
+            if insertStatements[k] == nil {
+                let values = (0..<k).map { i in "(?\(5 * i + 1), ?\(5 * i + 2), ?\(5 * i + 3), ?\(5 * i + 4), ?\(5 * i + 5))" }
+                insertStatements[k] = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES " + values.joined(separator: ", "))
+            }
+            let s = Statement(raw: insertStatements[k]!)
+            let rc = rowText.withUnsafeBufferPointer { text in
+                for i in 0..<k {
+                    let row = pendingRows[done + i]
+                    let first = Int32(5 * i)
+                    s.bind(first + 1, Int64(bitPattern: row.revision))
+                    s.bind(first + 2, row.tag)
+                    s.bind(first + 3, row.origin.map { Int64(bitPattern: $0) })
+                    // Bound without a copy: the step reads them before this returns.
+                    s.bind(first + 4, static: UnsafeBufferPointer(rebasing: text[row.start..<row.changesEnd]))
+                    s.bind(first + 5, static: UnsafeBufferPointer(rebasing: text[row.changesEnd..<row.end]))
+                }
+                return sqlite3_step(s.raw)
+            }
+            // No sqlite3_clear_bindings: every parameter is bound again before the next step.
+            sqlite3_reset(s.raw)
+            guard rc == SQLITE_DONE else {
+                throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
+            }
+            done += k
+        }
+        pendingRows.removeAll(keepingCapacity: true)
+        rowText.removeAll(keepingCapacity: true)
+    }
+
     public func describe(_ name: String, _ descriptor: Descriptor) throws {
         try begin()
+        try insertPendingRows()
         // The log's images carry the descriptor as each commit left it: the
         // states table takes them first, then the new descriptor.
         try flushStates()
@@ -259,6 +296,7 @@ public final class SQLiteStore: CommitSink {
 
     public func sync() throws {
         guard inTransaction else { return }
+        try insertPendingRows()
         if unappliedCommits >= flushEvery { try flushStates() }
         // The log keeps what a Watch may resume from, no more, and never
         // what the states table does not hold yet; deleted in batches (a
@@ -329,6 +367,7 @@ public final class SQLiteStore: CommitSink {
 
     public func compact(through revision: UInt64) throws {
         try begin()
+        try insertPendingRows()
         try flushStates()  // the rows it deletes may carry the only images
         try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: revision)) }
         prunedThrough = max(prunedThrough, revision)

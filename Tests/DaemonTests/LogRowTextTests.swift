@@ -1,3 +1,4 @@
+import Foundation
 import TetherCore
 @testable import TetherDaemon
 import TetherWire
@@ -98,5 +99,56 @@ final class LogRowTextTests: XCTestCase {
         let image = StateImage(name: "a", value: .double(.infinity), modified: 1, descriptor: Descriptor())
         XCTAssertThrowsError(try fastImages([image]))
         XCTAssertThrowsError(try treeImages([image]))
+    }
+}
+
+/// Log rows are inserted together, up to `SQLiteStore.rowsPerInsert` per
+/// statement, before the COMMIT or anything else that touches the store:
+/// every row of a group larger than that, and rows pending when Compact
+/// or Declare comes, read back after a restart.
+final class BatchedLogRowsTests: XCTestCase {
+    func testEveryRowOfALargeGroupReadsBack() throws {
+        let template = NSTemporaryDirectory() + "tether-rows.XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func commit(_ sqlite: SQLiteStore, _ revision: UInt64) throws {
+            let name = "s\(revision % 7)"
+            let value = Value.string("v\(revision)")
+            try sqlite.record(Commit(revision: revision, changes: [TetherWire.Change(name: name, write: .set(value))],
+                                     tag: revision % 3 == 0 ? "t\(revision)" : nil, origin: revision % 5 == 0 ? revision : nil),
+                              states: [StateImage(name: name, value: value, modified: revision, descriptor: Descriptor())])
+        }
+        do {
+            let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000)
+            _ = try sqlite.load()
+            try sqlite.start(epoch: "e1")
+            // 2 * rowsPerInsert + 3 rows in one group; then rows pending
+            // when a descriptor and a Compact come, in the same group.
+            let n = UInt64(2 * SQLiteStore.rowsPerInsert + 3)
+            for revision in 1...n { try commit(sqlite, revision) }
+            try sqlite.sync()
+            try commit(sqlite, n + 1)
+            try sqlite.describe("s1", Descriptor(readOnly: true))
+            try commit(sqlite, n + 2)
+            try sqlite.compact(through: 2)  // syncs
+        }
+        let reopened = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000)
+        let contents = try reopened.load()
+        let n = UInt64(2 * SQLiteStore.rowsPerInsert + 5)
+        XCTAssertEqual(contents.revision, n)
+        XCTAssertEqual(contents.log.map(\.revision), Array(3...n))
+        for commit in contents.log {
+            XCTAssertEqual(commit.tag, commit.revision % 3 == 0 ? "t\(commit.revision)" : nil)
+            XCTAssertEqual(commit.origin, commit.revision % 5 == 0 ? commit.revision : nil)
+            XCTAssertEqual(commit.changes, [TetherWire.Change(name: "s\(commit.revision % 7)", write: .set(.string("v\(commit.revision)")))])
+        }
+        for state in contents.states {
+            let newest = (1...n).last { "s\($0 % 7)" == state.name }!
+            XCTAssertEqual(state.value, .string("v\(newest)"), state.name)
+            XCTAssertEqual(state.modified, newest)
+            XCTAssertEqual(state.descriptor.readOnly, state.name == "s1")
+        }
+        XCTAssertEqual(contents.states.count, 7)
     }
 }
