@@ -15,6 +15,8 @@ final class Checkpointer {
     private let path: String
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let poked = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Broadcast after each checkpoint (`waitForRuns`).
+    private let ran = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var wanted = false
     private var stopping = false
     private var thread: pthread_t?
@@ -25,13 +27,16 @@ final class Checkpointer {
         self.path = path
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(poked, nil)
+        pthread_cond_init(ran, nil)
     }
 
     deinit {
         stop()
         pthread_cond_destroy(poked)
+        pthread_cond_destroy(ran)
         pthread_mutex_destroy(mutex)
         poked.deallocate()
+        ran.deallocate()
         mutex.deallocate()
     }
 
@@ -54,11 +59,27 @@ final class Checkpointer {
         pthread_cond_broadcast(poked)
     }
 
+    /// Checkpoints finished so far (the writer copies what the last one
+    /// could not see: SQLiteStore.checkpointIfLarge).
+    var completedRuns: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return runs
+    }
+
+    /// Blocks until `n` checkpoints have finished (tests).
+    func waitForRuns(_ n: Int) {
+        pthread_mutex_lock(mutex)
+        while runs < n && !stopping { pthread_cond_wait(ran, mutex) }
+        pthread_mutex_unlock(mutex)
+    }
+
     /// Ends the thread (a checkpoint under way completes first).
     func stop() {
         pthread_mutex_lock(mutex)
         stopping = true
         pthread_cond_broadcast(poked)
+        pthread_cond_broadcast(ran)
         let t = thread
         thread = nil
         pthread_mutex_unlock(mutex)
@@ -89,6 +110,7 @@ final class Checkpointer {
             _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             pthread_mutex_lock(mutex)
             runs += 1
+            pthread_cond_broadcast(ran)
             pthread_mutex_unlock(mutex)
         }
     }

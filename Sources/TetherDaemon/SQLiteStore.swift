@@ -40,6 +40,14 @@ public final class SQLiteStore: CommitSink {
     public let path: String
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// The statements of every commit, held here once prepared: finding
+    /// them in `statements` hashed their SQL text each time (~1.4 k
+    /// instructions a commit, docs/daemon-performance.md).
+    private var beginStatement: OpaquePointer?
+    private var commitStatement: OpaquePointer?
+    /// The pending log rows' `changes` and `images` text (reused: no
+    /// allocation per commit).
+    private var rowText: [UInt8] = []
     private var inTransaction = false
     private let logCapacity: Int
     private var lastRevision: UInt64 = 0
@@ -61,6 +69,10 @@ public final class SQLiteStore: CommitSink {
     /// WAL pages when the checkpointer was last asked (once per 1,000 new
     /// pages, not after every commit past the threshold).
     private var pokedAt: Int32 = 0
+    /// Checkpointer runs whose tail this writer has copied.
+    private var tailedRuns = 0
+    /// For tests: blocks until the checkpointer has finished `n` runs.
+    public func waitForCheckpoints(_ n: Int) { checkpointer.waitForRuns(n) }
 
     /// Past this many WAL pages the checkpointer thread is asked to copy
     /// the WAL back (SQLite's own automatic threshold by default).
@@ -203,19 +215,13 @@ public final class SQLiteStore: CommitSink {
 
     public func record(_ commit: Commit, states: [StateImage]) throws {
         try begin()
-        var changes: [Value] = []
-        for change in commit.changes { changes.append(change.wireValue) }
-        let text = try Value.array(changes).jsonString()
-        var images: [Value] = []
-        for image in states { images.append(try SQLiteStore.imageValue(image)) }
-        let imagesText = try Value.array(images).jsonString()
-        try run("INSERT INTO log(revision, tag, origin, changes, images) VALUES(?1, ?2, ?3, ?4, ?5)") { s in
-            s.bind(1, Int64(bitPattern: commit.revision))
-            s.bind(2, commit.tag)
-            s.bind(3, commit.origin.map { Int64(bitPattern: $0) })
-            s.bind(4, text)
-            s.bind(5, imagesText)
-        }
+        let start = rowText.count
+        try LogRowText.changes(commit.changes, into: &rowText)
+        let changesEnd = rowText.count
+        try LogRowText.images(states, into: &rowText)
+        pendingRows.append(PendingRow(revision: commit.revision, tag: commit.tag, origin: commit.origin,
+                                      start: start, changesEnd: changesEnd, end: rowText.count))
+        if pendingRows.count == SQLiteStore.rowsPerInsert { try insertPendingRows() }
         for image in states { unapplied[image.name] = image }
         unappliedCommits += 1
         // The revision is not written per commit (a page per commit): the
@@ -224,8 +230,60 @@ public final class SQLiteStore: CommitSink {
         lastRevision = commit.revision
     }
 
+    /// Log rows recorded and not yet inserted, their text in `rowText`.
+    /// A group's rows go in with one INSERT per up to `rowsPerInsert`
+    /// (`VALUES (…),(…)`): one statement per row cost its setup, cursor
+    /// and halt each time (~1.5 k of its ~4.3 k instructions, callgrind).
+    /// They are inserted before anything else reads or changes the
+    /// database (every other CommitSink method, and the COMMIT).
+    private struct PendingRow {
+        let revision: UInt64
+        let tag: String?
+        let origin: UInt64?
+        let start: Int, changesEnd: Int, end: Int
+    }
+
+    private var pendingRows: [PendingRow] = []
+    static let rowsPerInsert = 16
+    /// `insertStatements[k]`: the INSERT of k rows, prepared once needed.
+    private var insertStatements = [OpaquePointer?](repeating: nil, count: rowsPerInsert + 1)
+
+    private func insertPendingRows() throws(TetherError) {
+        var done = 0
+        while done < pendingRows.count {
+            let k = min(SQLiteStore.rowsPerInsert, pendingRows.count - done)
+            if insertStatements[k] == nil {
+                let values = (0..<k).map { i in "(?\(5 * i + 1), ?\(5 * i + 2), ?\(5 * i + 3), ?\(5 * i + 4), ?\(5 * i + 5))" }
+                insertStatements[k] = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES " + values.joined(separator: ", "))
+            }
+            let s = Statement(raw: insertStatements[k]!)
+            let rc = rowText.withUnsafeBufferPointer { text in
+                for i in 0..<k {
+                    let row = pendingRows[done + i]
+                    let first = Int32(5 * i)
+                    s.bind(first + 1, Int64(bitPattern: row.revision))
+                    s.bind(first + 2, row.tag)
+                    s.bind(first + 3, row.origin.map { Int64(bitPattern: $0) })
+                    // Bound without a copy: the step reads them before this returns.
+                    s.bind(first + 4, static: UnsafeBufferPointer(rebasing: text[row.start..<row.changesEnd]))
+                    s.bind(first + 5, static: UnsafeBufferPointer(rebasing: text[row.changesEnd..<row.end]))
+                }
+                return sqlite3_step(s.raw)
+            }
+            // No sqlite3_clear_bindings: every parameter is bound again before the next step.
+            sqlite3_reset(s.raw)
+            guard rc == SQLITE_DONE else {
+                throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
+            }
+            done += k
+        }
+        pendingRows.removeAll(keepingCapacity: true)
+        rowText.removeAll(keepingCapacity: true)
+    }
+
     public func describe(_ name: String, _ descriptor: Descriptor) throws {
         try begin()
+        try insertPendingRows()
         // The log's images carry the descriptor as each commit left it: the
         // states table takes them first, then the new descriptor.
         try flushStates()
@@ -238,6 +296,7 @@ public final class SQLiteStore: CommitSink {
 
     public func sync() throws {
         guard inTransaction else { return }
+        try insertPendingRows()
         if unappliedCommits >= flushEvery { try flushStates() }
         // The log keeps what a Watch may resume from, no more, and never
         // what the states table does not hold yet; deleted in batches (a
@@ -249,7 +308,7 @@ public final class SQLiteStore: CommitSink {
                 prunedThrough = oldest
             }
         }
-        try run("COMMIT") { _ in }
+        try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
         checkpointIfLarge()
     }
@@ -281,9 +340,22 @@ public final class SQLiteStore: CommitSink {
     /// After a commit: a WAL past the threshold is copied back, by the
     /// checkpointer, or here when it grew too large meanwhile.
     private func checkpointIfLarge() {
+        let runs = checkpointer.completedRuns
         if walPages >= inlineCheckpointPages {
             // BUSY (the checkpointer is at it) leaves it to the next commit.
             if sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK { walPages = 0 }
+            tailedRuns = runs
+        } else if runs > tailedRuns {
+            // The background checkpoint copied the WAL as it was when it
+            // began; the few frames committed meanwhile are copied here, so
+            // that all of it is copied and the next commit starts the WAL
+            // over at its beginning. Otherwise, with commits coming all the
+            // time, it only started over at `inlineCheckpointPages`, and
+            // until then every commit wrote past the end of the file, whose
+            // fdatasync must also commit the file's new size: 1.5-2x slower
+            // on this disk (docs/daemon-performance.md).
+            tailedRuns = runs
+            _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         } else {
             if walPages < pokedAt { pokedAt = 0 }  // the WAL started over
             if walPages >= pokedAt + checkpointPages {
@@ -295,6 +367,7 @@ public final class SQLiteStore: CommitSink {
 
     public func compact(through revision: UInt64) throws {
         try begin()
+        try insertPendingRows()
         try flushStates()  // the rows it deletes may carry the only images
         try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: revision)) }
         prunedThrough = max(prunedThrough, revision)
@@ -469,7 +542,7 @@ public final class SQLiteStore: CommitSink {
 
     private func begin() throws(TetherError) {
         guard !inTransaction else { return }
-        try run("BEGIN IMMEDIATE") { _ in }  // prepared once (sqlite3_exec compiles each time)
+        try run(&beginStatement, "BEGIN IMMEDIATE") { _ in }  // prepared once (sqlite3_exec compiles each time)
         inTransaction = true
     }
 
@@ -493,7 +566,16 @@ public final class SQLiteStore: CommitSink {
     }
 
     private func run(_ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
-        let s = try prepared(sql)
+        try step(try prepared(sql), bind)
+    }
+
+    /// `run` with the statement kept in `cached` (prepared the first time).
+    private func run(_ cached: inout OpaquePointer?, _ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+        if cached == nil { cached = try prepared(sql) }
+        try step(cached!, bind)
+    }
+
+    private func step(_ s: OpaquePointer, _ bind: (Statement) -> Void) throws(TetherError) {
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
         bind(Statement(raw: s))
         let rc = sqlite3_step(s)
@@ -532,6 +614,18 @@ public final class SQLiteStore: CommitSink {
                 base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                     _ = sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
                 }
+            }
+        }
+
+        /// UTF-8 text from bytes that SQLite does not copy: they must stay
+        /// as they are until the statement is stepped (and not read after).
+        func bind(_ i: Int32, static text: UnsafeBufferPointer<UInt8>) {
+            guard let base = text.baseAddress, text.count > 0 else {
+                sqlite3_bind_text(raw, i, "", 0, Statement.transient)
+                return
+            }
+            base.withMemoryRebound(to: CChar.self, capacity: text.count) {
+                _ = sqlite3_bind_text(raw, i, $0, Int32(text.count), nil)  // nil: SQLITE_STATIC
             }
         }
 

@@ -20,6 +20,10 @@ public final class Service {
     /// The store's pipelined group commit, when it has one (a durable
     /// store; nil for `--memory` and for stores synced by hand in tests).
     public let committer: GroupCommitter?
+    /// Whether a Set of the common shape skips the generic parse
+    /// (`SimpleSetCall`). Off only to compare the two paths' replies
+    /// (SimpleSetCallTests, the fuzzer).
+    public var simpleCalls = true
 
     public init(store: Store, policy: AccessPolicy, log: EventLog) {
         self.store = store

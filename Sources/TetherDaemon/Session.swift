@@ -101,6 +101,10 @@ public final class Session {
             close("a call after Watch on the same connection (give each Watch its own connection)")
             return
         }
+        if service.simpleCalls, let grant, let set = SimpleSetCall.parse(raw, maxDepth: service.store.limits.maxDepth) {
+            handleSimpleSet(set, grant)
+            return
+        }
         let call: Call
         do {
             call = try Call(parsing: raw, limits: service.store.limits)
@@ -215,6 +219,22 @@ public final class Session {
         case .stats:
             _ = try StatsParameters(parameters: call.parameters, limits: limits)
             send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        }
+    }
+
+    /// A Set that `SimpleSetCall` read: what `handleTether` does for
+    /// `.set` once its parameters are read (they hold no path, tag or
+    /// origin), with the reply written without a `Value` tree.
+    private func handleSimpleSet(_ set: SimpleSetCall, _ grant: Grant) {
+        let store = service.store
+        do throws(VarlinkError) {
+            try StateName.check(set.name, parameter: "name", limits: store.limits)
+            try mayWrite(set.name, grant)
+            let reply = try store.write(Op(name: set.name, path: .root, write: .set(set.value)), tag: nil, origin: nil)
+            WriteReplyBytes.append(reply, to: &output)
+            service.queue(self)
+        } catch {
+            send(error.reply, oneway: false)
         }
     }
 

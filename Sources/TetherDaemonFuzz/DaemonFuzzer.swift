@@ -36,6 +36,9 @@ import TetherWire
 ///    - the path watches reproduce what Get at their path reads;
 ///    - a Watch from revision 0 replays what the live watch got (or
 ///      resyncs, flagged, when the log no longer holds revision 1);
+///    - (beside, in `FastPathCheck`) every message gets the same reply
+///      bytes, revision and close from a second pair of daemons, one with
+///      the fast paths off;
 ///    - the daemon's SQLite store (synced after each message, as the
 ///      daemon does at the end of each loop turn), opened again as a
 ///      restarted daemon would, holds the same revision, epoch, states
@@ -54,6 +57,7 @@ public enum DaemonFuzzer {
     public static func run(_ input: UnsafeRawBufferPointer) -> [String] {
         var problems: [String] = []
         checkDecoder(input, &problems)
+        FastPathCheck.run(input, &problems)
         var run = SessionRun()
         run.feed(input)
         run.finish()

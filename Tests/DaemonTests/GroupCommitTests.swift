@@ -295,4 +295,37 @@ final class CheckpointTests: XCTestCase {
         XCTAssertEqual(stat(directory + "/tether.db-wal", &st), 0)
         XCTAssertLessThan(Int(st.st_size), (200 + 20) * 4200, "the WAL file starts over instead of growing")
     }
+
+    /// The background checkpoint cannot copy what is committed while it
+    /// runs; the writer copies that tail, so the WAL starts over long
+    /// before the inline limit (a WAL that only grows makes every commit's
+    /// fdatasync also commit the file's size).
+    func testTheWALStartsOverAfterEachBackgroundCheckpoint() throws {
+        let template = NSTemporaryDirectory() + "tether-wal.XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000,
+                                     checkpointPages: 50, inlineCheckpointPages: 100_000)
+        _ = try sqlite.load()
+        try sqlite.start(epoch: "e1")
+        var revision: UInt64 = 0
+        func commit() throws {
+            revision += 1
+            let name = "s\(revision % 10)"
+            try sqlite.record(Commit(revision: revision, changes: [Change(name: name, write: .set(.int(Int64(revision))))], tag: nil, origin: nil),
+                              states: [StateImage(name: name, value: .int(Int64(revision)), modified: revision, descriptor: Descriptor())])
+            try sqlite.sync()
+        }
+        while sqlite.walPages < 50 { try commit() }  // the commit that passes 50 pokes the checkpointer
+        let pages = sqlite.walPages
+        sqlite.waitForCheckpoints(1)
+        try commit()  // copies what the checkpoint did not see
+        try commit()  // and so starts the WAL over
+        XCTAssertLessThanOrEqual(sqlite.walPages, 3, "the WAL started over (it held \(pages) pages)")
+        for _ in 0..<20 { try commit() }
+        var st = stat()
+        XCTAssertEqual(stat(directory + "/tether.db-wal", &st), 0)
+        XCTAssertLessThan(Int(st.st_size), (Int(pages) + 5) * 4200, "the WAL file was reused, not grown")
+    }
 }

@@ -230,6 +230,17 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
         #expect(TetherMethod(qualifiedName: "io.tether.Watch") == .watch)
         #expect(TetherMethod(qualifiedName: "io.tether.Nope") == nil)
         #expect(TetherMethod(qualifiedName: "org.varlink.service.GetInfo") == nil)
+        for method in TetherMethod.allCases {
+            #expect(TetherMethod(qualifiedName: method.qualifiedName) == method)
+            #expect(TetherMethod(qualifiedName: method.qualifiedName + "x") == nil)
+            #expect(TetherMethod(qualifiedName: String(method.qualifiedName.dropLast())) == nil)
+            #expect(TetherMethod(qualifiedName: method.qualifiedName.lowercased()) == nil)
+            #expect(TetherMethod(qualifiedName: "x" + method.qualifiedName) == nil)
+            #expect(TetherMethod(qualifiedName: method.rawValue) == nil)
+        }
+        for name in ["", "io.tether", "io.tether.", "io.tetherGet", "io_tether.Get", "io.tether.Get\u{0}", "io.tether.G\u{e9}t"] {
+            #expect(TetherMethod(qualifiedName: name) == nil)
+        }
         #expect(TetherMethod.allCases.filter(\.streams) == [.watch])
         #expect(VarlinkService.tetherd.streamingMethods == ["io.tether.Watch"])
     }

@@ -17,7 +17,9 @@ load; use N of 100000 or more, the clock ticks are 10 ms).
 
 The daemon is started the way bench_tetherd starts it (--memory, a socket
 in a temporary directory, READY=1 on NOTIFY_SOCKET), then stopped with
-SIGTERM so callgrind writes its file.
+SIGTERM so callgrind writes its file. --durability full or normal gives it
+a store in the temporary directory instead of --memory (as the durable
+section of bench_tetherd does), so the store's own work is counted too.
 """
 import argparse
 import os
@@ -67,6 +69,8 @@ def main():
     ap.add_argument("--tetherd", default=".build/release/tetherd")
     ap.add_argument("--out", default=None)
     ap.add_argument("--tool", default="callgrind", help="callgrind, or none (no valgrind)")
+    ap.add_argument("--durability", default="memory", choices=["memory", "full", "normal"],
+                    help="memory (--memory, the default), or a store with --durability full / normal")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="profile-tetherd.")
     sock_path = os.path.join(tmp, "tetherd.sock")
@@ -74,8 +78,8 @@ def main():
     out = os.path.abspath(a.out or "callgrind.tetherd.%s.%d.out" % (a.load, a.n))
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(notify_path)
-    cmd = [a.tetherd, "--address", "unix:" + sock_path, "--data-dir", os.path.join(tmp, "data"),
-           "--memory"]
+    cmd = [a.tetherd, "--address", "unix:" + sock_path, "--data-dir", os.path.join(tmp, "data")]
+    cmd += ["--memory"] if a.durability == "memory" else ["--durability", a.durability]
     if a.tool == "callgrind":
         # Collection starts off, and the load switches it on: startup is not counted.
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,

@@ -1,0 +1,180 @@
+import Glibc
+import TetherCore
+import TetherWire
+
+/// A Set call in the one shape nearly every client sends:
+/// `{"method":"io.tether.Set","parameters":{"name":"…","value":…}}`
+/// (either key order, JSON whitespace between tokens), recognised from its
+/// bytes without a `Value` tree for the envelope.
+///
+/// Why a hand-written scanner: parsing the envelope into generic trees,
+/// `Call(from:)`, the method lookups and `SetParameters` were ~20 k of a
+/// Set's ~50 k instructions (docs/daemon-performance.md); only the value
+/// needs the JSON parser. The scanner is strict and small on purpose: it
+/// accepts a message only if the whole message is valid JSON that the slow
+/// path would read as exactly this call, and otherwise says nil, and the
+/// call goes the slow way (which has every error message). So anything
+/// else (other methods, `oneway`/`more`/`upgrade`, `path`, `tag`,
+/// `origin`, `bytes_at`, escapes or non-ASCII in a key, the method or the
+/// name, a duplicate key, bad JSON, a value the parser refuses) is nil
+/// here. `SimpleSetCallTests` and the fuzzer hold both paths' replies
+/// equal.
+struct SimpleSetCall {
+    var name: String
+    var value: Value
+
+    /// `maxDepth`: the call's nesting limit (`Limits.maxDepth`); the value
+    /// sits two objects deep, so it gets two levels fewer.
+    static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) -> SimpleSetCall? {
+        guard maxDepth >= 2, let base = bytes.baseAddress else { return nil }
+        var scan = Scanner(base: base.assumingMemoryBound(to: UInt8.self), end: bytes.count)
+        var sawMethod = false
+        var call: SimpleSetCall?
+        guard scan.take(UInt8(ascii: "{")) else { return nil }
+        repeat {
+            guard let key = scan.plainString() else { return nil }
+            guard scan.take(UInt8(ascii: ":")) else { return nil }
+            if equal(key, "method") && !sawMethod {
+                guard let method = scan.plainString(), equal(method, "io.tether.Set") else { return nil }
+                sawMethod = true
+            } else if equal(key, "parameters") && call == nil {
+                guard let parameters = parameters(&scan, maxDepth: maxDepth - 2) else { return nil }
+                call = parameters
+            } else {
+                return nil
+            }
+        } while scan.take(UInt8(ascii: ","))
+        guard scan.take(UInt8(ascii: "}")), scan.atEnd, sawMethod else { return nil }
+        return call
+    }
+
+    /// `{"name":"…","value":…}`, both required, nothing else.
+    private static func parameters(_ scan: inout Scanner, maxDepth: Int) -> SimpleSetCall? {
+        var name: String?
+        var value: Value?
+        guard scan.take(UInt8(ascii: "{")) else { return nil }
+        repeat {
+            guard let key = scan.plainString(), scan.take(UInt8(ascii: ":")) else { return nil }
+            if equal(key, "name") && name == nil {
+                guard let raw = scan.plainString() else { return nil }
+                name = String(decoding: raw, as: UTF8.self)
+            } else if equal(key, "value") && value == nil {
+                guard let raw = scan.valueExtent(),
+                      let parsed = try? Value(json: UnsafeRawBufferPointer(raw), maxDepth: maxDepth) else { return nil }
+                value = parsed
+            } else {
+                return nil
+            }
+        } while scan.take(UInt8(ascii: ","))
+        guard scan.take(UInt8(ascii: "}")), let name, let value else { return nil }
+        return SimpleSetCall(name: name, value: value)
+    }
+
+    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
+        return memcmp(base, text.utf8Start, bytes.count) == 0
+    }
+
+    /// Token-level reading of JSON bytes; every method skips the
+    /// whitespace before what it reads.
+    struct Scanner {
+        let base: UnsafePointer<UInt8>
+        let end: Int
+        var pos = 0
+
+        var atEnd: Bool {
+            mutating get {
+                skipWhitespace()
+                return pos == end
+            }
+        }
+
+        mutating func skipWhitespace() {
+            while pos < end {
+                switch base[pos] {
+                case 0x20, 0x09, 0x0A, 0x0D: pos += 1
+                default: return
+                }
+            }
+        }
+
+        /// Consumes `byte` if it comes next.
+        mutating func take(_ byte: UInt8) -> Bool {
+            skipWhitespace()
+            guard pos < end, base[pos] == byte else { return false }
+            pos += 1
+            return true
+        }
+
+        /// A string of printable ASCII without escapes (its bytes between
+        /// the quotes); nil for any other string, so that the bytes are the
+        /// string's text and valid UTF-8 without decoding anything.
+        mutating func plainString() -> UnsafeBufferPointer<UInt8>? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = pos
+            while pos < end {
+                let b = base[pos]
+                if b == UInt8(ascii: "\"") {
+                    pos += 1
+                    return UnsafeBufferPointer(start: base + start, count: pos - 1 - start)
+                }
+                guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "\\") else { return nil }
+                pos += 1
+            }
+            return nil
+        }
+
+        /// The bytes of the JSON value that starts here, found by matching
+        /// brackets outside strings (a string's `\"` does not end it). Not
+        /// a validation: the caller parses what this returns, and a wrong
+        /// guess only fails that parse or the scan of what follows.
+        mutating func valueExtent() -> UnsafeBufferPointer<UInt8>? {
+            skipWhitespace()
+            let start = pos
+            var depth = 0
+            var inString = false
+            while pos < end {
+                let b = base[pos]
+                if inString {
+                    if b == UInt8(ascii: "\\") {
+                        pos += 1  // the escaped byte cannot end the string
+                    } else if b == UInt8(ascii: "\"") {
+                        inString = false
+                        if depth == 0 { pos += 1; break }
+                    }
+                } else {
+                    switch b {
+                    case UInt8(ascii: "\""): inString = true
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        if depth == 0 { return pos > start ? UnsafeBufferPointer(start: base + start, count: pos - start) : nil }
+                        depth -= 1
+                        if depth == 0 { pos += 1; return UnsafeBufferPointer(start: base + start, count: pos - start) }
+                    case UInt8(ascii: ","), 0x20, 0x09, 0x0A, 0x0D:
+                        if depth == 0 { return pos > start ? UnsafeBufferPointer(start: base + start, count: pos - start) : nil }
+                    default: break
+                    }
+                }
+                pos += 1
+            }
+            guard !inString, depth == 0, pos > start, pos <= end else { return nil }
+            return UnsafeBufferPointer(start: base + start, count: pos - start)
+        }
+    }
+}
+
+/// Writes a Set's, Remove's or Transaction's reply as `Reply.writeJSON`
+/// does (`{"parameters":{"revision":N,"changed":B}}` and the NUL), without
+/// the `Value` tree (a test holds the bytes equal).
+enum WriteReplyBytes {
+    static func append(_ reply: WriteReply, to out: inout [UInt8]) {
+        out.append(contentsOf: head)
+        // A revision past Int64 is written as Int64.max, as wireInt does.
+        JSONBytes.int(Int64(exactly: reply.revision) ?? .max, &out)
+        out.append(contentsOf: reply.changed ? changedTrue : changedFalse)
+    }
+
+    private static let head = Array(#"{"parameters":{"revision":"#.utf8)
+    private static let changedTrue = Array(#","changed":true}}"#.utf8) + [0]
+    private static let changedFalse = Array(#","changed":false}}"#.utf8) + [0]
+}

@@ -1,0 +1,154 @@
+import Foundation
+import TetherCore
+@testable import TetherDaemon
+import TetherWire
+import XCTest
+
+/// `LogRowText` writes a log row's `changes` and `images` columns without
+/// `Value` trees; the text must be what the trees gave (stores written by
+/// either read the same), so each case is compared byte for byte with the
+/// tree encoding it replaced.
+final class LogRowTextTests: XCTestCase {
+    static let values: [Value] = [
+        .null, .bool(true), .bool(false), .int(0), .int(-7), .int(.max), .int(.min),
+        .double(0.5), .double(-0.0), .double(1e300), .double(3),
+        .string(""), .string("plain"), .string("quote \" backslash \\ newline \n tab \t nul \u{0} é 😀 \u{7F}"),
+        .bytes([]), .bytes([0, 1, 2, 255]),
+        .array([]), .array([.int(1), .string("x"), .bytes([9]), .array([.null])]),
+        .object(ValueObject()),
+        try! Value(json: #"{"z":1,"a":{"k":[true,false,null]},"m":"s"}"#),
+        .object({ var o = ValueObject(); o["b"] = .bytes([1, 2]); o["n"] = .array([.bytes([3])]); o["s"] = .string("t"); return o }()),
+    ]
+
+    static let names = ["a", "with space", "quote\"name", "é😀", "tab\tname"]
+
+    static let descriptors: [Descriptor] = [
+        Descriptor(),
+        Descriptor(type: .double),
+        Descriptor(type: .string, readOnly: true),
+        Descriptor(readOnly: true),
+        Descriptor(range: NumericRange(minimum: 0, maximum: 1)),
+        Descriptor(type: .int, range: NumericRange(minimum: -5, maximum: nil)),
+    ]
+
+    func treeChanges(_ changes: [TetherWire.Change]) throws -> String {
+        try Value.array(changes.map(\.wireValue)).jsonString()
+    }
+
+    func treeImages(_ images: [StateImage]) throws -> String {
+        var values: [Value] = []
+        for image in images { values.append(try SQLiteStore.imageValue(image)) }
+        return try Value.array(values).jsonString()
+    }
+
+    func fastChanges(_ changes: [TetherWire.Change]) throws -> String {
+        var out: [UInt8] = []
+        try LogRowText.changes(changes, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func fastImages(_ images: [StateImage]) throws -> String {
+        var out: [UInt8] = []
+        try LogRowText.images(images, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func testChangesAreTheTreesText() throws {
+        let paths = [JSONPointer.root, try JSONPointer(parsing: "/a/0"), try JSONPointer(parsing: "/~1x~0/é")]
+        var all: [TetherWire.Change] = []
+        for name in LogRowTextTests.names {
+            for path in paths {
+                for value in LogRowTextTests.values {
+                    let change = TetherWire.Change(name: name, path: path, write: .set(value))
+                    XCTAssertEqual(try fastChanges([change]), try treeChanges([change]))
+                    all.append(change)
+                }
+                let remove = TetherWire.Change(name: name, path: path, write: .remove)
+                XCTAssertEqual(try fastChanges([remove]), try treeChanges([remove]))
+                all.append(remove)
+            }
+        }
+        XCTAssertEqual(try fastChanges([]), try treeChanges([]))
+        XCTAssertEqual(try fastChanges(all), try treeChanges(all))
+    }
+
+    func testImagesAreTheTreesText() throws {
+        var all: [StateImage] = []
+        for name in LogRowTextTests.names {
+            for descriptor in LogRowTextTests.descriptors {
+                for value in LogRowTextTests.values {
+                    for modified: UInt64 in [0, 42, UInt64(Int64.max) + 3] {
+                        let image = StateImage(name: name, value: value, modified: modified, descriptor: descriptor)
+                        XCTAssertEqual(try fastImages([image]), try treeImages([image]))
+                        all.append(image)
+                    }
+                }
+            }
+            let removed = StateImage(name: name, value: nil, modified: 9, descriptor: Descriptor())
+            XCTAssertEqual(try fastImages([removed]), try treeImages([removed]))
+            all.append(removed)
+        }
+        XCTAssertEqual(try fastImages([]), try treeImages([]))
+        XCTAssertEqual(try fastImages(all), try treeImages(all))
+    }
+
+    func testAValueJSONCannotHoldFailsAsBefore() {
+        let change = TetherWire.Change(name: "a", write: .set(.double(.nan)))
+        XCTAssertThrowsError(try fastChanges([change]))
+        XCTAssertThrowsError(try treeChanges([change]))
+        let image = StateImage(name: "a", value: .double(.infinity), modified: 1, descriptor: Descriptor())
+        XCTAssertThrowsError(try fastImages([image]))
+        XCTAssertThrowsError(try treeImages([image]))
+    }
+}
+
+/// Log rows are inserted together, up to `SQLiteStore.rowsPerInsert` per
+/// statement, before the COMMIT or anything else that touches the store:
+/// every row of a group larger than that, and rows pending when Compact
+/// or Declare comes, read back after a restart.
+final class BatchedLogRowsTests: XCTestCase {
+    func testEveryRowOfALargeGroupReadsBack() throws {
+        let template = NSTemporaryDirectory() + "tether-rows.XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func commit(_ sqlite: SQLiteStore, _ revision: UInt64) throws {
+            let name = "s\(revision % 7)"
+            let value = Value.string("v\(revision)")
+            try sqlite.record(Commit(revision: revision, changes: [TetherWire.Change(name: name, write: .set(value))],
+                                     tag: revision % 3 == 0 ? "t\(revision)" : nil, origin: revision % 5 == 0 ? revision : nil),
+                              states: [StateImage(name: name, value: value, modified: revision, descriptor: Descriptor())])
+        }
+        do {
+            let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000)
+            _ = try sqlite.load()
+            try sqlite.start(epoch: "e1")
+            // 2 * rowsPerInsert + 3 rows in one group; then rows pending
+            // when a descriptor and a Compact come, in the same group.
+            let n = UInt64(2 * SQLiteStore.rowsPerInsert + 3)
+            for revision in 1...n { try commit(sqlite, revision) }
+            try sqlite.sync()
+            try commit(sqlite, n + 1)
+            try sqlite.describe("s1", Descriptor(readOnly: true))
+            try commit(sqlite, n + 2)
+            try sqlite.compact(through: 2)  // syncs
+        }
+        let reopened = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000)
+        let contents = try reopened.load()
+        let n = UInt64(2 * SQLiteStore.rowsPerInsert + 5)
+        XCTAssertEqual(contents.revision, n)
+        XCTAssertEqual(contents.log.map(\.revision), Array(3...n))
+        for commit in contents.log {
+            XCTAssertEqual(commit.tag, commit.revision % 3 == 0 ? "t\(commit.revision)" : nil)
+            XCTAssertEqual(commit.origin, commit.revision % 5 == 0 ? commit.revision : nil)
+            XCTAssertEqual(commit.changes, [TetherWire.Change(name: "s\(commit.revision % 7)", write: .set(.string("v\(commit.revision)")))])
+        }
+        for state in contents.states {
+            let newest = (1...n).last { "s\($0 % 7)" == state.name }!
+            XCTAssertEqual(state.value, .string("v\(newest)"), state.name)
+            XCTAssertEqual(state.modified, newest)
+            XCTAssertEqual(state.descriptor.readOnly, state.name == "s1")
+        }
+        XCTAssertEqual(contents.states.count, 7)
+    }
+}
