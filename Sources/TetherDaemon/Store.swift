@@ -249,16 +249,18 @@ public final class Store {
     private func setWhole(_ r: StateRecord, to value: Value, _ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
         var noted: UInt64 = 0
         func stage() throws {
+            let size: Int
             do throws(VarlinkError) {
                 try StateName.check(op.name, parameter: "ops[0].name", limits: limits)
-                try checkSize(value, name: op.name)
+                size = try checkSize(value, name: op.name)
             } catch {
                 throw WrappedVarlinkError(error: error)
             }
             noted = try r.state.revision
             try r.state.set(value)
-            // An upper bound even if the commit is refused later.
-            r.sizeBound = max(r.sizeBound, (try? Store.size(of: value)) ?? r.sizeBound)
+            // An upper bound even if the commit is refused later. The size
+            // checked above: a composite's is a JSON encoding, not made twice.
+            r.sizeBound = max(r.sizeBound, size)
         }
         do {
             if tag == nil && origin == nil {
@@ -392,13 +394,16 @@ public final class Store {
         return op.write
     }
 
-    func checkSize(_ value: Value, name: String) throws(VarlinkError) {
+    /// Refuses a value over the size limit; returns its size.
+    @discardableResult
+    func checkSize(_ value: Value, name: String) throws(VarlinkError) -> Int {
         let size: Int
         do { size = try Store.size(of: value) } catch { throw VarlinkError(error, name: name) }
         if size > limits.maxValue {
             throw .limitExceeded(.value, maximum: limits.maxValue, actual: size,
                                  "a state's value is at most \(limits.maxValue) bytes of compact JSON; '\(name)' would hold \(size)")
         }
+        return size
     }
 
     static func size(of value: Value) throws(TetherError) -> Int {
