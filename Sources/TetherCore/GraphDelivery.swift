@@ -21,8 +21,9 @@ public struct Delivery {
 
     /// Calls the sink with the change, without retaining the sink.
     @inline(__always)
-    public func deliver() {
-        sinkRef.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.deliver(change) }
+    public mutating func deliver() {
+        let sink = sinkRef.unsafelyUnwrapped
+        withUnsafePointer(to: &change) { change in sink._withUnsafeGuaranteedRef { $0.deliver(at: change) } }
     }
     public var change = Change(observer: ObserverID(index: 0, generation: 0), state: nil,
                                              computed: nil, path: nil, oldValue: nil, newValue: nil,

@@ -58,6 +58,12 @@ open class ObserverSink {
     /// Calls the observer with `change`.
     open func deliver(_ change: borrowing Change) { call(change) }
 
+    /// `deliver` with the change at an address that stays valid for the
+    /// call (the owner's `Delivery`): a sink that lends parts of it to a
+    /// callback (the C sink lends the values) can point into it rather
+    /// than copy them first.
+    open func deliver(at change: UnsafePointer<Change>) { deliver(change.pointee) }
+
     /// Idempotent, so a sink handed to several cleanup paths still releases once.
     open func runRelease() {
         let r = release
