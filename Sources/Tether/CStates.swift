@@ -95,6 +95,19 @@ public func tether_state_get(_ s: tether_state_t, _ out: UnsafeMutablePointer<Op
     return stateCall("tether_state_get", s) { () throws(TetherError) in out.pointee = newOwnedValue(try Runtimes.readState(s.id)) }
 }
 
+/// The full path of a typed get: wakes the waiter the plain path's release
+/// found, then reads as every getter did before the plain path.
+@inline(__always)
+private func fullGet<T>(_ fn: StaticString, _ id: UInt64, _ out: UnsafeMutablePointer<T>?,
+                        _ wake: UnsafeMutablePointer<tether_internal_lock_t>?,
+                        _ convert: (ScalarValue) throws(TetherError) -> T) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    guard let out else { return nullOut(fn) }
+    return stateCall(fn, tether_state_t(id: id)) { () throws(TetherError) in
+        out.pointee = try convert(Runtimes.readScalar(state: id))
+    }
+}
+
 @_cdecl("tether_state_get_bool")
 public func tether_state_get_bool(_ s: tether_state_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return getBool(s.id, nil, nil) }
@@ -115,10 +128,7 @@ private func getBoolInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>) 
 @inline(never)
 private func getBool(_ id: UInt64, _ out: UnsafeMutablePointer<Bool>?,
                      _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
-    if let wake { tether_internal_lock_wake(wake) }
-    let s = tether_state_t(id: id)
-    guard let out else { return nullOut("tether_state_get_bool") }
-    return stateCall("tether_state_get_bool", s) { () throws(TetherError) in out.pointee = try Scalar.bool(Runtimes.readScalar(state: s.id)) }
+    fullGet("tether_state_get_bool", id, out, wake, Scalar.bool)
 }
 
 @_cdecl("tether_state_get_int")
@@ -141,10 +151,7 @@ private func getIntInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>) 
 @inline(never)
 private func getInt(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>?,
                      _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
-    if let wake { tether_internal_lock_wake(wake) }
-    let s = tether_state_t(id: id)
-    guard let out else { return nullOut("tether_state_get_int") }
-    return stateCall("tether_state_get_int", s) { () throws(TetherError) in out.pointee = try Scalar.int(Runtimes.readScalar(state: s.id)) }
+    fullGet("tether_state_get_int", id, out, wake, Scalar.int)
 }
 
 @_cdecl("tether_state_get_double")
@@ -167,10 +174,7 @@ private func getDoubleInCallback(_ id: UInt64, _ out: UnsafeMutablePointer<Doubl
 @inline(never)
 private func getDouble(_ id: UInt64, _ out: UnsafeMutablePointer<Double>?,
                      _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
-    if let wake { tether_internal_lock_wake(wake) }
-    let s = tether_state_t(id: id)
-    guard let out else { return nullOut("tether_state_get_double") }
-    return stateCall("tether_state_get_double", s) { () throws(TetherError) in out.pointee = try Scalar.double(Runtimes.readScalar(state: s.id)) }
+    fullGet("tether_state_get_double", id, out, wake, Scalar.double)
 }
 
 @_cdecl("tether_state_get_string")

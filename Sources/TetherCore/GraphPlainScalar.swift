@@ -26,34 +26,40 @@ extension Graph {
         return i
     }
 
+    /// The value of the live state `index`/`generation` names, as `take`
+    /// reads it (nil: not this type), tracked when read from a callback.
+    @inlinable @inline(__always)
+    final func plainState<T>(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64,
+                             _ take: (borrowing Value) -> T?) -> T? {
+        guard let i = plainIndex(index, generation), let v = take(states[i].value),
+              plainTrack(NodeRef.state(i), version: states[i].version, callbackOf: runtime) else { return nil }
+        return v
+    }
+
+    /// Records a plain read from a callback (`callbackOf` not 0) as a
+    /// dependency; false when that callback's runtime is not this graph's
+    /// owner (the full path then decides). True outside callbacks.
+    @inlinable @inline(__always)
+    final func plainTrack(_ dep: UInt32, version: UInt64, callbackOf runtime: UInt64) -> Bool {
+        if runtime == 0 { return true }
+        guard runtime == ownerID else { return false }
+        track(dep, version: version)
+        return true
+    }
+
     @inlinable @inline(__always)
     public final func plainInt(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Int64? {
-        guard let i = plainIndex(index, generation), case let .int(n) = states[i].value else { return nil }
-        if runtime != 0 {
-            guard runtime == ownerID else { return nil }
-            track(NodeRef.state(i), version: states[i].version)
-        }
-        return n
+        plainState(index, generation, callbackOf: runtime) { if case let .int(n) = $0 { n } else { nil } }
     }
 
     @inlinable @inline(__always)
     public final func plainDouble(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Double? {
-        guard let i = plainIndex(index, generation), case let .double(x) = states[i].value else { return nil }
-        if runtime != 0 {
-            guard runtime == ownerID else { return nil }
-            track(NodeRef.state(i), version: states[i].version)
-        }
-        return x
+        plainState(index, generation, callbackOf: runtime) { if case let .double(x) = $0 { x } else { nil } }
     }
 
     @inlinable @inline(__always)
     public final func plainBool(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Bool? {
-        guard let i = plainIndex(index, generation), case let .bool(b) = states[i].value else { return nil }
-        if runtime != 0 {
-            guard runtime == ownerID else { return nil }
-            track(NodeRef.state(i), version: states[i].version)
-        }
-        return b
+        plainState(index, generation, callbackOf: runtime) { if case let .bool(b) = $0 { b } else { nil } }
     }
 
     /// Writes `n` over the int of a live int state without observers,
@@ -111,11 +117,8 @@ extension Graph {
         guard d < derived.count, generation != 0, derived[d].generation == generation,
               derived[d].kind == .computed,
               derived[d].flags.rawValue & Graph.notPlainComputed == 0,
-              case let .int(n) = derived[d].value, !hasDeferredReleases, !loopWakeRequested else { return nil }
-        if runtime != 0 {
-            guard runtime == ownerID else { return nil }
-            track(NodeRef.derived(d), version: derived[d].version)
-        }
+              case let .int(n) = derived[d].value, !hasDeferredReleases, !loopWakeRequested,
+              plainTrack(NodeRef.derived(d), version: derived[d].version, callbackOf: runtime) else { return nil }
         return n
     }
 }
