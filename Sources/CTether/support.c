@@ -112,6 +112,22 @@ int tether_internal_lock_wake_ok(tether_internal_lock_t *l) {
   return 0;
 }
 
+/* The guard makes the check and the mark one step: a releaser, which
+ * holds the guard too, either ran before (the word is 0: taken at once) or
+ * runs after the mark (it sees 2 and wakes a sleeper; a wake that comes
+ * before the sleep makes futex_wait return at once, the word no longer 2). */
+void tether_internal_guarded_lock(tether_internal_lock_t *l, tether_internal_lock_t *guard) {
+  if (tether_internal_guarded_trylock(l)) return;
+  do {
+    __atomic_store_n(l, 2, __ATOMIC_RELAXED);
+    tether_internal_unlock(guard);
+    futex_wait(l, 2);
+    tether_internal_lock(guard);
+  } while (__atomic_load_n(l, __ATOMIC_RELAXED) != 0);
+  /* Others may sleep on it too: taken as 2, so its release wakes one. */
+  __atomic_store_n(l, 2, __ATOMIC_RELAXED);
+}
+
 void tether_internal_cond_wait(tether_internal_cond_t *c, tether_internal_lock_t *l) {
   uint32_t seen = __atomic_load_n(c, __ATOMIC_ACQUIRE);
   tether_internal_unlock(l);

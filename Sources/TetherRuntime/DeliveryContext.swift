@@ -60,6 +60,19 @@ import TetherCore
         Entry(saved: tether_internal_enter(runtime, round, opaque(cause), cause.wave))
     }
 
+    /// `enter` for a caller that knows this thread is not in a callback of
+    /// `runtime` (innermost or not: then `enter` would push too), with a
+    /// cause of `wave` and no metadata (a write from outside transactions).
+    /// False, with nothing entered, when nesting is too deep; `pop` undoes
+    /// a true.
+    @inline(__always)
+    static func push(_ runtime: UInt64, round: UInt32, wave: UInt64) -> Bool {
+        tether_internal_push(runtime, round, nil, wave) != 0
+    }
+
+    @inline(__always)
+    static func pop() { tether_internal_pop() }
+
     @inline(__always)
     static func leave(_ entry: Entry) {
         tether_internal_leave(entry.saved)

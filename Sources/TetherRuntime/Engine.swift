@@ -9,8 +9,9 @@ import TetherCore
 ///
 /// Locking: `lock` (the slot's) guards the graph and every mutable field
 /// here. `deliveryLock` is held by whichever thread is running callbacks, so
-/// callbacks never run concurrently; it is always taken before `lock`, never
-/// while holding it.
+/// callbacks never run concurrently; it is taken and let go only while
+/// holding `lock` (a waiter lets go of `lock` while it sleeps), and held
+/// without it while the callbacks run.
 @usableFromInline package final class Engine {
     enum Mode { case thread, host, external }
 
@@ -41,7 +42,7 @@ import TetherCore
     @usableFromInline var dead = false
 
     // Delivery.
-    let deliveryLock: LockRef
+    let deliveryLock: DeliveryLock
     private let deliveryLockOwner: Lock
     let idleCondition = Condition()
     var loopDraining = false
@@ -94,7 +95,7 @@ import TetherCore
         lock = LockRef(ownLock ?? slot.lock)
         owner = ownLock != nil ? Engine.currentThread : 0
         deliveryLockOwner = Lock(disabled: ownLock != nil)
-        deliveryLock = LockRef(deliveryLockOwner)
+        deliveryLock = DeliveryLock(deliveryLockOwner)
         self.slotIndex = slotIndex
         self.generation = generation
         id = HandleCodec.encode(slot: slotIndex, kind: .runtime, index: 0, generation: generation)

@@ -42,6 +42,35 @@ import CTether
     @inlinable @inline(__always) func tryLock() -> Bool { disabled || tether_internal_trylock(raw) != 0 }
 }
 
+/// The delivery lock (`Engine.deliveryLock`): held by the thread running a
+/// runtime's callbacks, taken and let go only while holding the graph lock,
+/// its guard (CTether.h, "A guarded lock"), which makes both a plain load
+/// and store. A borrowed view like `LockRef`; the runtime keeps its `Lock`.
+@usableFromInline struct DeliveryLock {
+    @usableFromInline let raw: UnsafeMutablePointer<tether_internal_lock_t>
+    @usableFromInline let disabled: Bool
+
+    init(_ lock: Lock) {
+        raw = lock.raw
+        disabled = lock.disabled
+    }
+
+    /// Takes it if free. The guard is held.
+    @inlinable @inline(__always) func tryTake() -> Bool { disabled || tether_internal_guarded_trylock(raw) != 0 }
+
+    /// Takes it, waiting (with `guardLock` let go meanwhile) while another
+    /// thread delivers. Entered and left holding `guardLock`.
+    func take(guard guardLock: LockRef) {
+        if !disabled { tether_internal_guarded_lock(raw, guardLock.raw) }
+    }
+
+    /// Lets go of it, the guard held: true when a waiter must be woken
+    /// (`wake`), best after the guard is let go.
+    @inlinable @inline(__always) func release() -> Bool { !disabled && tether_internal_guarded_release(raw) != 0 }
+
+    func wake() { tether_internal_lock_wake(raw) }
+}
+
 /// Waits for a broadcast while holding a `Lock` (see tether_internal_cond_wait).
 final class Condition {
     let raw: UnsafeMutablePointer<tether_internal_cond_t>

@@ -60,7 +60,7 @@ extension Engine {
     /// `lock` released.
     @usableFromInline @inline(__always)
     func deliverDirectWrite() {
-        if !graph.hasSyncWork && deliveryLock.tryLock() {
+        if !graph.hasSyncWork && deliveryLock.tryTake() {
             deliverDirectLocked()
             return
         }
@@ -76,22 +76,39 @@ extension Engine {
     /// runtime only if a callback freed it (see `deliverSyncLocked`).
     @inline(__always)
     func deliverDirectLocked() {
-        let idle = drainDirect()
-        if idle { lock.unlock() }
-        unlockDelivery(finishingTeardown: !idle)
+        if drainDirect() {
+            unlockBoth()
+        } else {
+            unlockDelivery(finishingTeardown: true)
+        }
     }
 
     /// Returns as `drainLocked` does: true with `lock` held when nothing
     /// is owed any more, false with it released when the runtime died.
+    ///
+    /// The calls share one callback context, entered once: they have the
+    /// same round and cause (`recordDirectCall` filled them once), and
+    /// entering and leaving per call was ~25 of a notification's 183
+    /// instructions (profiled). Between calls this thread holds `lock`
+    /// inside the context, which only the releases of removed observers
+    /// see (they enter it again, as their own callbacks); it is left
+    /// before anything else runs (the queue's drain, the end).
     private func drainDirect() -> Bool {
         let delivery = graph.directDelivery
         let count = graph.directCallCount
+        // Writes made inside get the next round; see Graph.maxRounds. A
+        // direct call is owed only to a write from outside this runtime's
+        // callbacks, so the context is pushed, never replaced; its cause is
+        // the write's wave, without metadata (`recordDirectCall`).
+        assert(!DeliveryContext.isDelivering(id))
+        let entered = DeliveryContext.push(id, round: delivery.pointee.round &+ 1, wave: delivery.pointee.change.cause.wave)
         var k = 0
         while k < count {
-            if graph.beginDirectCall(k, into: &delivery.pointee) { call(delivery) }
+            if graph.beginDirectCall(k, into: &delivery.pointee) { call(delivery, refused: !entered) }
             k += 1
             runDeferredReleases()
             if dead {
+                if entered { DeliveryContext.pop() }
                 graph.endDirectCall()
                 lock.unlock()
                 return false
@@ -99,14 +116,30 @@ extension Engine {
             if k < count && graph.directCallInterrupted {
                 // Something was written: the calls still owed become the
                 // rest of the current round, and the queue takes over.
+                if entered { DeliveryContext.pop() }
                 graph.scheduleRemainingDirect(from: k, into: batch)
                 return drainLocked(includeLoop: false, continuing: true)
             }
         }
+        if entered { DeliveryContext.pop() }
         graph.endDirectCall()
         // Calls the callbacks queued (their writes, INITIAL calls). The
         // direct call left nothing held in `delivery` (scalars only).
         return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
+    }
+
+    /// `call` inside a callback context the caller entered (`refused`:
+    /// nesting too deep, the call is not made but still ended).
+    @inline(__always)
+    private func call(_ delivery: UnsafeMutablePointer<Delivery>, refused: Bool) {
+        lock.unlock()
+        if !refused { delivery.pointee.deliver() }
+        lock.lock()
+        if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
+            lock.unlock()
+            runReleases(sinks: [released], bodies: [])
+            lock.lock()
+        }
     }
 
     /// Makes the call `delivery` holds (begun, `lock` held) outside the
@@ -135,21 +168,32 @@ extension Engine {
         lock.lock()
     }
 
-    /// Lets go of the delivery lock at the end of a drain or an evaluation.
-    /// When a callback asked for the runtime's teardown it is finished here,
-    /// pinned before the lock goes: the teardown may drop the last reference
-    /// while this frame still runs. Otherwise nothing touches the runtime
-    /// after the lock is released, so the caller may hold it borrowed
-    /// (pinning every drain cost an atomic retain and release per SYNC
-    /// write: profiled, ~58 of set+notify's 967 instructions).
+    /// Lets go of the delivery lock and `lock`, both held: the common end
+    /// of a drain or an evaluation. Nothing touches the runtime after, so
+    /// the caller may hold it borrowed (pinning every drain cost an atomic
+    /// retain and release per SYNC write: profiled, ~58 of set+notify's 967
+    /// instructions).
     @inline(__always)
+    func unlockBoth() {
+        let wake = deliveryLock.release()
+        lock.unlock()
+        if wake { deliveryLock.wake() }
+    }
+
+    /// Lets go of the delivery lock when `lock` is not held (the runtime
+    /// died during the drain, or releases ran after it): `lock` is taken
+    /// for it, the delivery lock's guard. When a callback asked for the
+    /// runtime's teardown it is finished here, pinned first: the teardown
+    /// may drop the last reference while this frame still runs.
     func unlockDelivery(finishingTeardown: Bool) {
         guard finishingTeardown else {
-            deliveryLock.unlock()
+            lock.lock()
+            unlockBoth()
             return
         }
         let kept = Unmanaged.passUnretained(self).retain()
-        deliveryLock.unlock()
+        lock.lock()
+        unlockBoth()
         kept._withUnsafeGuaranteedRef { $0.finishTeardownIfOwed() }
         kept.release()
     }
@@ -196,14 +240,11 @@ extension Engine {
     @usableFromInline
     func enterEvaluation() -> Bool? {
         if DeliveryContext.isDelivering(id) { return false }
-        if deliveryLock.tryLock() { return true }
+        if deliveryLock.tryTake() { return true }
         return pinned { () -> Bool? in
-            lock.unlock()
-            deliveryLock.lock()
-            lock.lock()
+            deliveryLock.take(guard: lock)
             if dead {
-                lock.unlock()
-                deliveryLock.unlock()
+                unlockBoth()
                 return nil
             }
             return true
@@ -229,16 +270,22 @@ extension Engine {
         // hold anyway, so the common case skips finishTeardownIfOwed's own
         // lock section (profiled on reads from outside callbacks).
         var teardownAsked = true  // the runtime died during the drain
+        var held = false  // `lock`
         if ownsDelivery && graph.hasSyncWork {
             // Delivering what the evaluation queued (SYNC effects, SYNC+INITIAL observers).
             if drainLocked(includeLoop: false) {
                 teardownAsked = teardownPending
-                lock.unlock()
+                held = true
             }
         } else {
             teardownAsked = teardownPending
-            lock.unlock()
+            held = true
         }
+        if held && ownsDelivery && !teardownAsked && deferred == nil {
+            unlockBoth()  // the common end: both let go in one step
+            return
+        }
+        if held { lock.unlock() }
         if let deferred {
             runReleases(sinks: deferred.sinks, bodies: deferred.bodies)
             teardownAsked = true  // a destroy function may have freed the runtime
@@ -269,7 +316,7 @@ extension Engine {
     /// thread may free the runtime meanwhile.
     @usableFromInline
     func deliverSyncLocked() {
-        guard deliveryLock.tryLock() else {
+        guard deliveryLock.tryTake() else {
             pinned { drainSync(afterWaiting: true) }
             return
         }
@@ -278,14 +325,12 @@ extension Engine {
 
     /// `deliverSyncLocked` once this thread may take the delivery lock.
     private func drainSync(afterWaiting: Bool) {
-        if afterWaiting {
-            lock.unlock()
-            deliveryLock.lock()
-            lock.lock()
+        if afterWaiting { deliveryLock.take(guard: lock) }
+        if drainLocked(includeLoop: false) {
+            unlockBoth()
+        } else {
+            unlockDelivery(finishingTeardown: true)
         }
-        let idle = drainLocked(includeLoop: false)
-        if idle { lock.unlock() }
-        unlockDelivery(finishingTeardown: !idle)
     }
 
     /// After a change made outside delivery (a registration with INITIAL, a
@@ -303,16 +348,15 @@ extension Engine {
 
     /// On the loop thread: run everything owed, then tell flush waiters.
     func deliverOnLoop() {
-        deliveryLock.lock()
         lock.lock()
+        deliveryLock.take(guard: lock)
         loopDraining = true
         drainsStarted &+= 1
         if !drainLocked(includeLoop: true) { lock.lock() }
         loopDraining = false
         drainsCompleted &+= 1
         idleCondition.broadcast()
-        lock.unlock()
-        deliveryLock.unlock()
+        unlockBoth()
     }
 
     /// Runtime.flush. Called with `lock` held; returns with it released.

@@ -186,9 +186,9 @@ extension Engine {
     /// Waits out any thread still delivering, then frees every node and runs
     /// every destroy function once, on this thread.
     func releaseEverything() {
-        deliveryLock.lock()
-        deliveryLock.unlock()
         lock.lock()
+        deliveryLock.take(guard: lock)
+        if deliveryLock.release() { deliveryLock.wake() }
         let (sinks, bodies) = graph.releaseAll()
         let bindings = self.bindings.removeAll()
         let handlerRelease = effectErrorHandlerRelease

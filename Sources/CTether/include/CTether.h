@@ -112,6 +112,24 @@ static inline void tether_internal_leave(tether_internal_entry_saved_t saved) {
   }
 }
 
+/* tether_internal_enter for a caller that knows the innermost entry is not
+ * `runtime`'s (the SYNC calls a write from outside that runtime's callbacks
+ * owes): always a new entry, nothing to save. Zero when nesting is too
+ * deep (nothing entered); tether_internal_pop undoes a nonzero one. */
+static inline int tether_internal_push(uint64_t runtime, uint32_t round, const void *meta, uint64_t wave) {
+  tether_internal_tls_t *t = &tether_internal_context;
+  unsigned d = tether_internal_counts.each.depth;
+  if (d >= TETHER_INTERNAL_MAX_NESTING) return 0;
+  t->runtime[d] = runtime;
+  t->round[d] = round;
+  t->meta[d] = meta;
+  t->wave[d] = wave;
+  tether_internal_counts.each.depth = d + 1;
+  return 1;
+}
+
+static inline void tether_internal_pop(void) { tether_internal_counts.each.depth--; }
+
 /* How many callbacks deep this thread is (in any runtime). Read on every
  * write, so it lives apart from the rest in initial-exec TLS: a plain
  * %fs-relative load instead of a __tls_get_addr call (profiled). */
@@ -223,6 +241,32 @@ static inline int tether_internal_release(tether_internal_lock_t *l) {
 }
 /* tether_internal_lock_wake, then 0 (TETHER_OK) for the caller to return. */
 TETHER_INTERNAL int tether_internal_lock_wake_ok(tether_internal_lock_t *l);
+
+/* A guarded lock: a lock word that changes only while another lock, its
+ * guard, is held. The delivery lock is one (Engine.deliveryLock, guarded by
+ * the graph lock): every thread takes and lets go of it while holding the
+ * graph lock anyway, so both are a plain load and store instead of an
+ * atomic read-modify-write (two of a SYNC write's six; an uncontended
+ * cmpxchg + xchg pair is ~4.7 ns on this machine, docs/performance.md). It
+ * is held without its guard while callbacks run. 0 free, 1 held, 2 held
+ * and maybe waited for. Every function here is called with the guard held. */
+static inline int tether_internal_guarded_trylock(tether_internal_lock_t *l) {
+  if (__atomic_load_n(l, __ATOMIC_RELAXED) != 0) return 0;
+  __atomic_store_n(l, 1, __ATOMIC_RELAXED);
+  return 1;
+}
+
+/* Takes l, sleeping (with the guard released) while another thread holds
+ * it. Returns with the guard held again. */
+TETHER_INTERNAL void tether_internal_guarded_lock(tether_internal_lock_t *l, tether_internal_lock_t *guard);
+
+/* Lets go of l; nonzero when a waiter must be woken (tether_internal_lock_wake),
+ * best once the guard is released too, so the waiter does not wake into it. */
+static inline int tether_internal_guarded_release(tether_internal_lock_t *l) {
+  uint32_t was = __atomic_load_n(l, __ATOMIC_RELAXED);
+  __atomic_store_n(l, 0, __ATOMIC_RELAXED);
+  return was == 2;
+}
 
 /* The graph lock of each runtime slot (its RuntimeSlot's Lock, never freed),
  * published beside the slot objects for the typed getters' and setters'
