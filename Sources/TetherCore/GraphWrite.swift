@@ -69,12 +69,9 @@ extension Graph {
             return true
         }
         let oldValue = Value(trivial: old)
-        if states[i].firstObserver != noIndex {
-            if directCalls && mayCallDirectly(i) {
-                recordDirectCall(i, old: old, new: new, round: round)  // the owner calls them
-            } else {
-                scheduleChanged(i, old: oldValue, writtenPath: .root, round: round)
-            }
+        if states[i].firstObserver != noIndex
+            && !(directCalls && recordDirectCall(i, old: old, new: new, round: round)) {
+            scheduleChanged(i, old: oldValue, writtenPath: .root, round: round)  // else the owner calls them
         }
         bumpVersion(i, old: oldValue, round: round)
         return true
