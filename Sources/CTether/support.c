@@ -21,6 +21,7 @@ uintptr_t tether_internal_slot_owners[TETHER_INTERNAL_MAX_RUNTIMES];
 void *tether_internal_slot_objects[TETHER_INTERNAL_MAX_RUNTIMES];
 tether_internal_lock_t *tether_internal_slot_locks[TETHER_INTERNAL_MAX_RUNTIMES];
 void *tether_internal_slot_graphs[TETHER_INTERNAL_MAX_RUNTIMES];
+void *tether_internal_slot_single_graphs[TETHER_INTERNAL_MAX_RUNTIMES];
 
 void tether_internal_set_message(const char *msg, size_t len) {
   tether_internal_errors++;

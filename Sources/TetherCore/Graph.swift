@@ -24,7 +24,12 @@ open class Graph {
         /// (GraphPaths.swift) hangs off its `StateBase`. In padding: the
         /// node stays 56 bytes.
         @usableFromInline var pathReaders = false
-        @usableFromInline var generation: UInt32       // 0 while the slot is free
+        /// `StateNode.freed` while the slot is free: no handle carries it
+        /// (a handle's generation has `GenerationCounter.bits`, and the
+        /// counter never issues 0), so a handle's generation compared with
+        /// this one needs no test of its own for a free slot (the plain
+        /// path's read and write: two instructions each).
+        @usableFromInline var generation: UInt32
         @usableFromInline var revision: UInt64
         /// Changes when the value changes, and goes back to an earlier version
         /// when the value goes back to what it was at the start of the current
@@ -35,7 +40,7 @@ open class Graph {
         /// Readers (computeds, effects, trackings): a Link list, newest
         /// first (no tail index: 4 bytes per state; the order readers are
         /// marked in does not matter, calls are sorted by registration).
-        /// While the slot is free (generation 0) it links the free slots.
+        /// While the slot is free (`freed`) it links the free slots.
         @usableFromInline var firstSub: UInt32 = noIndex
         /// Index into `bases`, or noIndex: made the first time a state with
         /// readers is written.
@@ -49,6 +54,9 @@ open class Graph {
             firstObserver = noIndex
             lastObserver = noIndex
         }
+
+        /// The generation of a free slot.
+        @usableFromInline static let freed = UInt32.max
 
         /// The next free slot, while this one is free.
         var nextFree: UInt32 {
@@ -349,7 +357,7 @@ open class Graph {
         if states[i].pathReaders { unlinkPathReaders(of: i) }
         assert(!states[i].pathReaders, "a path trie outlived its readers")
         if let validator = removeDescriptor(i) { released.append(validator.releaser) }
-        states[i].generation = 0
+        states[i].generation = StateNode.freed
         states[i].value = .null
         if states[i].base != noIndex {
             let b = Int(states[i].base)

@@ -21,8 +21,8 @@ extension Graph {
     @inlinable @inline(__always)
     final func plainIndex(_ index: UInt32, _ generation: UInt32) -> Int? {
         let i = Int(index)
-        // Generation 0 marks a free slot, so a handle carrying 0 must not match it.
-        guard i < states.count, generation != 0, states[i].generation == generation else { return nil }
+        // A free slot's generation is one no handle carries (StateNode.freed).
+        guard i < states.count, states[i].generation == generation else { return nil }
         return i
     }
 
@@ -73,18 +73,42 @@ extension Graph {
     public final func writePlainInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> Bool {
         guard let i = plainIndex(index, generation), case let .int(old) = states[i].value,
               states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
-              states[i].described.rawValue == 0, !states[i].pathReaders,
-              !loopWakeRequested, syncQueue.isEmpty else { return false }
+              undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
         if n != old {
             // Locals, not the fields again: each reload was an instruction.
             let revision = revisionCount &+ 1, version = nextVersion
             revisionCount = revision
-            withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .int(n)) }  // nothing to release
             states[i].revision = revision
             states[i].version = version
             nextVersion = version &+ 1
+            // Last: a store through a raw pointer may alias anything, so the
+            // node's address was loaded again for the stores after it.
+            storeIntPayload(i, n)
         }
         return true
+    }
+
+    /// `described` empty and `pathReaders` false, in one 16-bit load: the
+    /// two bytes are adjacent in the node (StateNodeLayoutTests pins it).
+    /// The plain write tests both on every call; one load and compare
+    /// instead of two was two of its ~84 instructions.
+    @inlinable @inline(__always)
+    final func undescribedWithoutPathReaders(_ i: Int) -> Bool {
+        let node = UnsafeRawPointer(states.base.unsafelyUnwrapped + i)
+        let offset = MemoryLayout<StateNode>.offset(of: \StateNode.described).unsafelyUnwrapped
+        return node.load(fromByteOffset: offset, as: UInt16.self) == 0
+    }
+
+    /// Writes `n` over the int state `i` holds: only the payload, an int
+    /// `Value`'s first eight bytes (StateNodeLayoutTests pins it), since the
+    /// case and so the tag stay the same; storing the whole `.int(n)` also
+    /// stored the tag and the unused payload word (two instructions of the
+    /// plain write). Nothing to release: the old value is an int.
+    @inlinable @inline(__always)
+    final func storeIntPayload(_ i: Int, _ n: Int64) {
+        let node = UnsafeMutableRawPointer(states.base.unsafelyUnwrapped + i)
+        let offset = MemoryLayout<StateNode>.offset(of: \StateNode.value).unsafelyUnwrapped
+        node.storeBytes(of: n, toByteOffset: offset, as: Int64.self)
     }
 
     /// The int write `writePlainInt` left (observers, readers, something

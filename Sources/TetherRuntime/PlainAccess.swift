@@ -7,7 +7,9 @@ import TetherCore
 /// callback of the handle's runtime, a compute's read of its sources being
 /// the hot one), straight from the handle to the graph its slot publishes
 /// (tether_internal_slot_graphs), under the slot's lock taken with a
-/// trylock, or without one on a single-threaded runtime's owner thread.
+/// trylock, or without one on a single-threaded runtime's owner thread
+/// (its slot publishes no lock: the owner check is paid by that runtime's
+/// calls only).
 ///
 /// Shaped for the compiler: straight-line code the C face inlines, whose
 /// every call is a tail call (the full path, the callback variant, the
@@ -66,17 +68,17 @@ extension Runtimes {
                                     _ read: (Graph, DecodedHandle, UInt64) -> T?, callbackOf: UInt64,
                                     full: (UInt64, UnsafeMutablePointer<T>, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let slot = Int32(truncatingIfNeeded: h.slot)
-        let owner = tether_internal_slot_owner(slot)
-        if owner != 0 {
+        guard let lock = tether_internal_slot_lock(slot) else {
             // A single-threaded runtime: no lock, on its owner thread only.
-            guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot),
+            guard tether_internal_slot_owner(slot) == Engine.currentThread,
+                  let graph = tether_internal_slot_single_graph(slot),
                   let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, callbackOf) }) else {
                 return full(id, out, nil)
             }
             out.pointee = v
             return 0
         }
-        guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else {
+        guard tether_internal_trylock(lock) != 0 else {
             return full(id, out, nil)  // contended: the full path waits
         }
         var found = false
@@ -114,16 +116,16 @@ extension Runtimes {
                                                 UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
         guard let (slot, runtime) = plainReadSlot(h, .computed) else { return full(id, out, nil) }
-        let owner = tether_internal_slot_owner(slot)
-        if owner != 0 {
-            guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot) else { return full(id, out, nil) }
+        guard let lock = tether_internal_slot_lock(slot) else {
+            guard tether_internal_slot_owner(slot) == Engine.currentThread,
+                  let graph = tether_internal_slot_single_graph(slot) else { return full(id, out, nil) }
             guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
                 $0.plainComputedInt(h.index, h.generation, callbackOf: runtime)
             }) else { return held(slot, id, out) }
             out.pointee = v
             return 0
         }
-        guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else {
+        guard tether_internal_trylock(lock) != 0 else {
             return full(id, out, nil)  // contended: the full path waits
         }
         guard let graph = tether_internal_slot_graph(slot) else {
@@ -148,15 +150,15 @@ extension Runtimes {
         let h = HandleCodec.decode(id)
         guard h.kind == HandleKind.state.rawValue, tether_internal_thread_busy() == 0 else { return full(id, n, nil) }
         let slot = Int32(truncatingIfNeeded: h.slot)
-        let owner = tether_internal_slot_owner(slot)
-        if owner != 0 {
-            guard owner == Engine.currentThread, let graph = tether_internal_slot_graph(slot) else { return full(id, n, nil) }
+        guard let lock = tether_internal_slot_lock(slot) else {
+            guard tether_internal_slot_owner(slot) == Engine.currentThread,
+                  let graph = tether_internal_slot_single_graph(slot) else { return full(id, n, nil) }
             if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.writePlainInt(h.index, h.generation, n) }) {
                 return 0
             }
             return held(slot, id, n)
         }
-        guard let lock = tether_internal_slot_lock(slot), tether_internal_trylock(lock) != 0 else {
+        guard tether_internal_trylock(lock) != 0 else {
             return full(id, n, nil)  // contended: the full path waits
         }
         guard let graph = tether_internal_slot_graph(slot) else {

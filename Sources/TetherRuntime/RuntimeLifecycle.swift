@@ -49,7 +49,10 @@ extension Engine {
         }
         slot.lock.lock()
         slot.runtime = runtime
-        if runtime.owner != 0 { tether_internal_set_slot_owner(Int32(slotIndex), runtime.owner) }
+        if runtime.owner != 0 {
+            tether_internal_set_slot_owner(Int32(slotIndex), runtime.owner)
+            tether_internal_set_slot_lock(Int32(slotIndex), nil)  // the plain path: ask the owner
+        }
         slot.lock.unlock()
         return runtime
     }
@@ -115,7 +118,10 @@ extension Engine {
         // A single-threaded runtime's `lock` is not the slot's: take that.
         if owner != 0 { slot.lock.lock() }
         slot.runtime = nil
-        if owner != 0 { tether_internal_set_slot_owner(Int32(slotIndex), 0) }
+        if owner != 0 {
+            tether_internal_set_slot_owner(Int32(slotIndex), 0)
+            tether_internal_set_slot_lock(Int32(slotIndex), slot.lock.raw)
+        }
         slot.generations = GenerationCounter(startingAt: graph.nextGeneration)
         if owner != 0 { slot.lock.unlock() }
         idleCondition.broadcast()

@@ -11,8 +11,13 @@ import TetherCore
     var runtime: Engine? {
         didSet {
             fastRuntime = runtime.map { .passUnretained($0) }
-            // The typed getters' and setters' plain path (PlainAccess.swift).
-            tether_internal_set_slot_graph(Int32(index), runtime.map { Unmanaged.passUnretained($0.graph as Graph).toOpaque() })
+            // The typed getters' and setters' plain path (PlainAccess.swift):
+            // a thread-safe runtime's graph, reached under the slot's lock, or
+            // a single-threaded one's, reached by its owner thread.
+            let graph = runtime.map { Unmanaged.passUnretained($0.graph as Graph).toOpaque() }
+            let single = runtime.map { $0.owner != 0 } ?? false
+            tether_internal_set_slot_graph(Int32(index), single ? nil : graph)
+            tether_internal_set_slot_single_graph(Int32(index), single ? graph : nil)
         }
     }
     /// The same reference, read on the hot path without a refcount round

@@ -24,6 +24,9 @@ import Testing
         _ = try g.freeState(b)
         #expect(g.plainBool(b.index, b.generation, callbackOf: 0) == nil)
         #expect(g.plainInt(b.index, 0, callbackOf: 0) == nil)
+        // A free slot's own generation, which no handle carries.
+        #expect(g.plainBool(b.index, Graph.StateNode.freed, callbackOf: 0) == nil)
+        #expect(!g.writePlainInt(b.index, Graph.StateNode.freed, 1))
         #expect(g.plainInt(i.index, i.generation &+ 1, callbackOf: 0) == nil)
         #expect(g.plainInt(99, i.generation, callbackOf: 0) == nil)
     }

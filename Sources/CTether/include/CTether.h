@@ -272,7 +272,11 @@ static inline int tether_internal_guarded_release(tether_internal_lock_t *l) {
  * published beside the slot objects for the typed getters' and setters'
  * plain path (PlainAccess.swift): one load, where reaching it through the
  * slot object took two and a check that the lock is enabled (a slot's lock
- * always is). NULL until the slots are made. */
+ * always is). NULL until the slots are made, and while a single-threaded
+ * runtime lives in the slot: then the plain path goes to its owner check
+ * (tether_internal_slot_owner), and a thread-safe runtime's call, the
+ * common one, pays no owner check (issue 16: four instructions a call).
+ * Set and cleared under the slot's lock with that runtime. */
 extern tether_internal_lock_t *tether_internal_slot_locks[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
 static inline tether_internal_lock_t *tether_internal_slot_lock(int slot) {
   return __atomic_load_n(&tether_internal_slot_locks[slot], __ATOMIC_ACQUIRE);
@@ -281,13 +285,24 @@ static inline void tether_internal_set_slot_lock(int slot, tether_internal_lock_
   __atomic_store_n(&tether_internal_slot_locks[slot], lock, __ATOMIC_RELEASE);
 }
 
-/* The graph (a TetherCore Graph object, unretained) of the live runtime in
- * each slot, or NULL: set and cleared with the slot's runtime, under the
- * slot's lock, so a reader holding that lock (or a single-threaded
- * runtime's owner thread) finds it in one load. */
+/* The graph (a TetherCore Graph object, unretained) of the live thread-safe
+ * runtime in each slot, or NULL: set and cleared with the slot's runtime,
+ * under the slot's lock, so a reader holding that lock finds it in one
+ * load. A single-threaded runtime's graph is kept apart (below), so a
+ * thread that took the slot's lock can never reach a graph it must not
+ * touch without that runtime's owner thread. */
 extern void *tether_internal_slot_graphs[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
 static inline void *tether_internal_slot_graph(int slot) { return tether_internal_slot_graphs[slot]; }
 static inline void tether_internal_set_slot_graph(int slot, void *graph) { tether_internal_slot_graphs[slot] = graph; }
+
+/* The graph of the live single-threaded runtime in each slot, or NULL: set
+ * and cleared by its owner thread (which makes and frees it), read by that
+ * thread only, after tether_internal_slot_owner said it is the owner. */
+extern void *tether_internal_slot_single_graphs[TETHER_INTERNAL_MAX_RUNTIMES] TETHER_INTERNAL;
+static inline void *tether_internal_slot_single_graph(int slot) { return tether_internal_slot_single_graphs[slot]; }
+static inline void tether_internal_set_slot_single_graph(int slot, void *graph) {
+  tether_internal_slot_single_graphs[slot] = graph;
+}
 
 /* The runtime handle id of the innermost callback this thread runs
  * (depth > 0): a read from a callback of that runtime may take the plain
