@@ -174,6 +174,7 @@ extension Runtimes {
     /// (released here): `Graph.writeHeldInt` and what any write does after
     /// it, or, when that declined, the full write, rather than letting go
     /// and starting over.
+    @inlinable @inline(__always)
     package static func finishHeld(_ slot: Int32, _ id: UInt64, _ n: Int64) -> PlainWrite {
         // A published graph means a live runtime in the slot (set and cleared together).
         let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
@@ -195,15 +196,15 @@ extension Runtimes {
     /// The full write of what `writeHeldInt` declined, on the lock still
     /// held: out of line, so the common case above keeps a small frame
     /// (inlined, its registers cost ~30 instructions a write: profiled).
-    @inline(never)
-    private static func writeHeldDeclined(_ engine: Engine, _ id: UInt64, _ n: Int64) -> PlainWrite {
+    @usableFromInline @inline(never)
+    static func writeHeldDeclined(_ engine: Engine, _ id: UInt64, _ n: Int64) -> PlainWrite {
         if case let .failed(error) = engine.write(stateID(id), .set(.int(n))) { return .failed(error) }
         return .written
     }
 }
 
 /// What `finishHeld` did.
-package enum PlainWrite {
+@frozen @usableFromInline package enum PlainWrite {
     case written
     case failed(TetherError)
 }
