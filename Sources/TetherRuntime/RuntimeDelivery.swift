@@ -93,6 +93,7 @@ extension Engine {
     /// inside the context, which only the releases of removed observers
     /// see (they enter it again, as their own callbacks); it is left
     /// before anything else runs (the queue's drain, the end).
+    @inline(__always)
     private func drainDirect() -> Bool {
         let delivery = graph.directDelivery
         let count = graph.directCallCount
