@@ -115,20 +115,51 @@ public func tether_value_equal(_ a: OpaquePointer?, _ b: OpaquePointer?) -> Int3
     return valuePointer(a).pointee == valuePointer(b).pointee ? 1 : 0
 }
 
+/// A typed read's common case, the value holding the asked type (an
+/// observer reading the value it was lent), read in place without a frame:
+/// `take` answers nil for anything else, which goes to `full` (out of line),
+/// with NULLs and every error. The full path alone cost a SYNC notification
+/// ~35 instructions (profiled: its frame and the switch on the value).
+@inline(__always)
+private func readInPlace<T>(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<T>?,
+                            _ take: (borrowing Value) -> T?,
+                            full: (OpaquePointer?, UnsafeMutablePointer<T>?) -> Int32) -> Int32 {
+    if let v, let out, let x = take(valuePointer(v).pointee) {
+        out.pointee = x
+        return 0
+    }
+    return full(v, out)
+}
+
 @_cdecl("tether_value_get_bool")
 public func tether_value_get_bool(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
+    readInPlace(v, out, { if case let .bool(b) = $0 { b } else { nil } }, full: valueGetBool)
+}
+
+@inline(never)
+private func valueGetBool(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_value_get_bool: out is NULL") }
     return inspect(v, "tether_value_get_bool") { (v) throws(TetherError) in out.pointee = try Scalar.bool(v) }
 }
 
 @_cdecl("tether_value_get_int")
 public func tether_value_get_int(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    readInPlace(v, out, { if case let .int(n) = $0 { n } else { nil } }, full: valueGetInt)
+}
+
+@inline(never)
+private func valueGetInt(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_value_get_int: out is NULL") }
     return inspect(v, "tether_value_get_int") { (v) throws(TetherError) in out.pointee = try Scalar.int(v) }
 }
 
 @_cdecl("tether_value_get_double")
 public func tether_value_get_double(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    readInPlace(v, out, { if case let .double(x) = $0 { x } else { nil } }, full: valueGetDouble)
+}
+
+@inline(never)
+private func valueGetDouble(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
     guard let out else { return fail(.invalidArgument, "tether_value_get_double: out is NULL") }
     return inspect(v, "tether_value_get_double") { (v) throws(TetherError) in out.pointee = try Scalar.double(v) }
 }

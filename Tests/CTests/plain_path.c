@@ -11,7 +11,8 @@
  * in a compute callback of the state's own runtime, not in an untracked
  * section), transactions, states with readers and observers of each kind,
  * a single-threaded runtime used from another thread, and readers racing a
- * writer.
+ * writer. tether_value_get_int/_double/_bool read the value's own type in
+ * place too: one case holds them to the full answers for every type.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -324,4 +325,63 @@ TEST_CASE(plain_path_readers_race_a_writer) {
   CHECK_INT_EQ(v, RACE_WRITES);
   CHECK_OK(tether_runtime_free(rt));
   return check_report("plain_path_readers_race_a_writer");
+}
+
+/* tether_value_get_int/_double/_bool take the value's own type in place and
+ * everything else the checked way: every getter on every kind of value, and
+ * NULLs, answer as documented (an int reads as a double; nothing else
+ * converts), leave *out alone on an error, and name themselves in it. */
+TEST_CASE(plain_path_value_reads_of_every_type) {
+  tether_value_t *vals[8];
+  int k;
+  int64_t i;
+  double d;
+  bool b;
+  CHECK_OK(tether_value_new_null(&vals[0]));
+  CHECK_OK(tether_value_new_bool(true, &vals[1]));
+  CHECK_OK(tether_value_new_int(-42, &vals[2]));
+  CHECK_OK(tether_value_new_double(2.5, &vals[3]));
+  CHECK_OK(tether_value_new_string("7", -1, &vals[4]));
+  CHECK_OK(tether_value_new_bytes("\x01", 1, &vals[5]));
+  CHECK_OK(tether_value_new_array(&vals[6]));
+  CHECK_OK(tether_value_new_object(&vals[7]));
+
+  CHECK_OK(tether_value_get_bool(vals[1], &b));
+  CHECK(b == true);
+  CHECK_OK(tether_value_get_int(vals[2], &i));
+  CHECK_INT_EQ(i, -42);
+  CHECK_OK(tether_value_get_double(vals[3], &d));
+  CHECK(d == 2.5);
+  CHECK_OK(tether_value_get_double(vals[2], &d)); /* an int reads as a double */
+  CHECK(d == -42.0);
+
+  for (k = 0; k < 8; k++) {
+    i = 99;
+    d = 99.0;
+    b = false;
+    if (k != 2) {
+      CHECK_ERR(tether_value_get_int(vals[k], &i), TETHER_ETYPE);
+      CHECK_MENTIONS("tether_value_get_int");
+      CHECK_INT_EQ(i, 99);
+    }
+    if (k != 2 && k != 3) {
+      CHECK_ERR(tether_value_get_double(vals[k], &d), TETHER_ETYPE);
+      CHECK_MENTIONS("tether_value_get_double");
+      CHECK(d == 99.0);
+    }
+    if (k != 1) {
+      CHECK_ERR(tether_value_get_bool(vals[k], &b), TETHER_ETYPE);
+      CHECK_MENTIONS("tether_value_get_bool");
+      CHECK(b == false);
+    }
+  }
+  /* NULLs: the out pointer is checked first, as before the in-place read. */
+  CHECK_ERR(tether_value_get_int(NULL, NULL), TETHER_EINVAL);
+  CHECK_MENTIONS("out is NULL");
+  CHECK_ERR(tether_value_get_double(NULL, &d), TETHER_EINVAL);
+  CHECK_MENTIONS("value is NULL");
+  CHECK_ERR(tether_value_get_bool(vals[1], NULL), TETHER_EINVAL);
+  CHECK_MENTIONS("out is NULL");
+  for (k = 0; k < 8; k++) tether_value_free(vals[k]);
+  return check_report("plain_path_value_reads_of_every_type");
 }
