@@ -73,36 +73,53 @@ public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutabl
 
 @_cdecl("tether_computed_get_int")
 public func tether_computed_get_int(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
-    guard let out else { return computedGetInt(c.id, nil, nil) }
-    return Runtimes.plainComputedGet(c.id, out, held: computedGetIntHeld, full: computedGetInt)
-}
-
-/// `tether_computed_get_int` on the access its plain path took, for a
-/// computed it found not plain (stale, failed, another type...).
-@inline(never)
-private func computedGetIntHeld(_ slot: Int32, _ id: UInt64, _ out: UnsafeMutablePointer<Int64>) -> Int32 {
-    computedCall("tether_computed_get_int", tether_computed_t(id: id)) { () throws(TetherError) in
-        out.pointee = try Scalar.int(Runtimes.readComputedScalarHeld(slot, id).get())
-    }
-}
-
-/// The full path of `tether_computed_get_int` (evaluation, errors,
-/// cycles). `wake`: the lock the plain path released with a waiter to wake.
-@inline(never)
-private func computedGetInt(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>?,
-                            _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
-    if let wake { tether_internal_lock_wake(wake) }
-    guard let out else { return nullOut("tether_computed_get_int") }
-    return computedCall("tether_computed_get_int", tether_computed_t(id: id)) { () throws(TetherError) in
-        out.pointee = try Scalar.int(Runtimes.readComputedScalar(id))
-    }
+    guard let out else { return computedGetFull(c.id, out, nil) }
+    return Runtimes.plainComputedGet(c.id, out, { graph, h, runtime in graph.plainComputedInt(h.index, h.generation, callbackOf: runtime) },
+                                     held: computedGetHeld, full: computedGetFull)
 }
 
 @_cdecl("tether_computed_get_double")
 public func tether_computed_get_double(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
-    guard let out else { return nullOut("tether_computed_get_double") }
-    return computedCall("tether_computed_get_double", c) { () throws(TetherError) in
-        out.pointee = try Scalar.double(Runtimes.readComputedScalar(c.id))
+    guard let out else { return computedGetFull(c.id, out, nil) }
+    return Runtimes.plainComputedGet(c.id, out, { graph, h, runtime in graph.plainComputedDouble(h.index, h.generation, callbackOf: runtime) },
+                                     held: computedGetHeld, full: computedGetFull)
+}
+
+/// The types the plain path reads from a computed: each names its getter
+/// (for errors) and converts a scalar as that getter does.
+private protocol ComputedScalar {
+    static var getter: StaticString { get }
+    static func from(_ v: ScalarValue) throws(TetherError) -> Self
+}
+
+extension Int64: ComputedScalar {
+    static var getter: StaticString { "tether_computed_get_int" }
+    static func from(_ v: ScalarValue) throws(TetherError) -> Int64 { try Scalar.int(v) }
+}
+
+extension Double: ComputedScalar {
+    static var getter: StaticString { "tether_computed_get_double" }
+    static func from(_ v: ScalarValue) throws(TetherError) -> Double { try Scalar.double(v) }
+}
+
+/// A typed computed getter on the access its plain path took, for a
+/// computed it found not plain (stale, failed, another type...).
+@inline(never)
+private func computedGetHeld<T: ComputedScalar>(_ slot: Int32, _ id: UInt64, _ out: UnsafeMutablePointer<T>) -> Int32 {
+    computedCall(T.getter, tether_computed_t(id: id)) { () throws(TetherError) in
+        out.pointee = try T.from(Runtimes.readComputedScalarHeld(slot, id).get())
+    }
+}
+
+/// The full path of a typed computed getter (evaluation, errors, cycles).
+/// `wake`: the lock the plain path released with a waiter to wake.
+@inline(never)
+private func computedGetFull<T: ComputedScalar>(_ id: UInt64, _ out: UnsafeMutablePointer<T>?,
+                                                _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    guard let out else { return nullOut(T.getter) }
+    return computedCall(T.getter, tether_computed_t(id: id)) { () throws(TetherError) in
+        out.pointee = try T.from(Runtimes.readComputedScalar(id))
     }
 }
 

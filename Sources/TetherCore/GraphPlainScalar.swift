@@ -131,18 +131,37 @@ extension Graph {
 
     /// A typed read of a computed that is up to date (nothing to check or
     /// evaluate: not fresh, stale, being computed, freed or failed) and
-    /// holds an int; `callbackOf` as for `plainInt`. Nil, with nothing done,
-    /// for anything else, or while the graph has releases or a loop
-    /// wake-up owed (the full read's leave does those): the caller takes
-    /// the full read, which evaluates, reports or finishes them.
+    /// holds what `take` reads (nil: not this type); `callbackOf` as for
+    /// `plainInt`. Nil, with nothing done, for anything else, or while the
+    /// graph has releases or a loop wake-up owed (the full read's leave does
+    /// those): the caller takes the full read, which evaluates, reports or
+    /// finishes them.
     @inlinable @inline(__always)
-    public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Int64? {
+    final func plainComputed<T>(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64,
+                                _ take: (borrowing Value) -> T?) -> T? {
         let d = Int(index)
         guard d < derived.count, generation != 0, derived[d].generation == generation,
               derived[d].kind == .computed,
               derived[d].flags.rawValue & Graph.notPlainComputed == 0,
-              case let .int(n) = derived[d].value, !hasDeferredReleases, !loopWakeRequested,
+              let v = take(derived[d].value), !hasDeferredReleases, !loopWakeRequested,
               plainTrack(NodeRef.derived(d), version: derived[d].version, callbackOf: runtime) else { return nil }
-        return n
+        return v
+    }
+
+    @inlinable @inline(__always)
+    public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Int64? {
+        plainComputed(index, generation, callbackOf: runtime) { if case let .int(n) = $0 { n } else { nil } }
+    }
+
+    /// A double, or an int read as one (as the typed getter converts it).
+    @inlinable @inline(__always)
+    public final func plainComputedDouble(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Double? {
+        plainComputed(index, generation, callbackOf: runtime) {
+            switch $0 {
+            case let .double(x): x
+            case let .int(n): Double(n)
+            default: nil
+            }
+        }
     }
 }

@@ -104,24 +104,26 @@ extension Runtimes {
         return plainGet(id, h, out, read, callbackOf: runtime, full: full)
     }
 
-    /// A computed's int, shaped as `plainGet`: read by the plain path when
-    /// it is up to date (GraphPlainScalar.swift), from outside callbacks or
-    /// from a callback of its runtime (tracked then); else `held` on the
-    /// access taken (the full read continues there: evaluation, errors), or
-    /// `full` when nothing was taken.
+    /// A computed's scalar, shaped as `plainGet`: read by the plain path
+    /// (`read`, GraphPlainScalar.swift's `plainComputed`) when it is up to
+    /// date, from outside callbacks or from a callback of its runtime
+    /// (tracked then); else `held` on the access taken (the full read
+    /// continues there: evaluation, errors), or `full` when nothing was
+    /// taken.
     @inlinable @inline(__always)
-    package static func plainComputedGet(_ id: UInt64, _ out: UnsafeMutablePointer<Int64>,
-                                         held: (Int32, UInt64, UnsafeMutablePointer<Int64>) -> Int32,
-                                         full: (UInt64, UnsafeMutablePointer<Int64>?,
-                                                UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+    package static func plainComputedGet<T>(_ id: UInt64, _ out: UnsafeMutablePointer<T>,
+                                            _ read: (Graph, DecodedHandle, UInt64) -> T?,
+                                            held: (Int32, UInt64, UnsafeMutablePointer<T>) -> Int32,
+                                            full: (UInt64, UnsafeMutablePointer<T>?,
+                                                   UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
         guard let (slot, runtime) = plainReadSlot(h, .computed) else { return full(id, out, nil) }
         guard let lock = tether_internal_slot_lock(slot) else {
             guard tether_internal_slot_owner(slot) == Engine.currentThread,
                   let graph = tether_internal_slot_single_graph(slot) else { return full(id, out, nil) }
-            guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
-                $0.plainComputedInt(h.index, h.generation, callbackOf: runtime)
-            }) else { return held(slot, id, out) }
+            guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, runtime) }) else {
+                return held(slot, id, out)
+            }
             out.pointee = v
             return 0
         }
@@ -131,9 +133,9 @@ extension Runtimes {
         guard let graph = tether_internal_slot_graph(slot) else {
             return full(id, out, tether_internal_release(lock) != 0 ? lock : nil)
         }
-        guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({
-            $0.plainComputedInt(h.index, h.generation, callbackOf: runtime)
-        }) else { return held(slot, id, out) }
+        guard let v = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ read($0, h, runtime) }) else {
+            return held(slot, id, out)
+        }
         out.pointee = v
         return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
     }

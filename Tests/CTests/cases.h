@@ -173,6 +173,7 @@
   X(plain_path_transactions_and_threads) \
   X(plain_path_readers_race_a_writer) \
   X(plain_path_value_reads_of_every_type) \
+  X(plain_path_computed_doubles) \
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
   X(effects_fallible) \

@@ -11,8 +11,9 @@
  * in a compute callback of the state's own runtime, not in an untracked
  * section), transactions, states with readers and observers of each kind,
  * a single-threaded runtime used from another thread, and readers racing a
- * writer. tether_value_get_int/_double/_bool read the value's own type in
- * place too: one case holds them to the full answers for every type.
+ * writer. tether_computed_get_double reads a double (or an int, converted)
+ * the same way, and tether_value_get_int/_double/_bool read the value's own
+ * type in place: a case each holds them to the full answers.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -384,4 +385,101 @@ TEST_CASE(plain_path_value_reads_of_every_type) {
   CHECK_MENTIONS("out is NULL");
   for (k = 0; k < 8; k++) tether_value_free(vals[k]);
   return check_report("plain_path_value_reads_of_every_type");
+}
+
+/* A computed of what its source computed says, as a double: source is a
+ * computed (read with tether_computed_get_double: tracked), kind picks the
+ * result's type (0 double, 1 int, 2 string). */
+typedef struct {
+  tether_computed_t source;
+  tether_state_t state;
+  int kind;
+  int runs;
+} dbl_reader_t;
+
+static int state_as_number(tether_value_t *out, void *user_data) {
+  dbl_reader_t *r = user_data;
+  int64_t v = 0;
+  r->runs++;
+  int rc = tether_state_get_int(r->state, &v);
+  if (rc != TETHER_OK) return rc;
+  if (r->kind == 1) return tether_value_set_int(out, v);
+  if (r->kind == 2) return tether_value_set_string(out, "text", -1);
+  return tether_value_set_double(out, (double)v + 0.5);
+}
+
+static int half_of_source(tether_value_t *out, void *user_data) {
+  dbl_reader_t *r = user_data;
+  double d = 0;
+  r->runs++;
+  int rc = tether_computed_get_double(r->source, &d);
+  if (rc != TETHER_OK) return rc;
+  return tether_value_set_double(out, d / 2);
+}
+
+/* tether_computed_get_double, whose plain path reads an up-to-date double
+ * or int computed in place: every answer as the full path gives it, from
+ * outside callbacks and from a compute callback (a tracked dependency), in
+ * both runtime modes; wrong types, NULL out, a freed computed. */
+static void computed_doubles_in(tether_runtime_t rt) {
+  tether_state_t s;
+  tether_computed_t as_double, as_int, as_string, half;
+  dbl_reader_t d = {{0}, {0}, 0, 0}, i = {{0}, {0}, 1, 0}, str = {{0}, {0}, 2, 0}, h = {{0}, {0}, 0, 0};
+  double v = 0;
+  CHECK_OK(tether_state_new_int(rt, 3, 0, &s));
+  d.state = i.state = str.state = s;
+  CHECK_OK(tether_computed_new(rt, state_as_number, &d, NULL, &as_double));
+  CHECK_OK(tether_computed_new(rt, state_as_number, &i, NULL, &as_int));
+  CHECK_OK(tether_computed_new(rt, state_as_number, &str, NULL, &as_string));
+  h.source = as_double;
+  CHECK_OK(tether_computed_new(rt, half_of_source, &h, NULL, &half));
+
+  /* First reads evaluate (the full path), later ones are up to date. */
+  CHECK_OK(tether_computed_get_double(as_double, &v));
+  CHECK(v == 3.5);
+  CHECK_OK(tether_computed_get_double(as_double, &v));
+  CHECK(v == 3.5);
+  CHECK_INT_EQ(d.runs, 1);
+  CHECK_OK(tether_computed_get_double(as_int, &v)); /* an int reads as a double */
+  CHECK(v == 3.0);
+  CHECK_OK(tether_computed_get_double(as_int, &v));
+  CHECK(v == 3.0);
+  CHECK_OK(tether_computed_get_double(half, &v)); /* reads as_double inside */
+  CHECK(v == 1.75);
+
+  /* The read inside half's compute was a dependency. */
+  CHECK_OK(tether_state_set_int(s, 5));
+  CHECK_OK(tether_computed_get_double(half, &v));
+  CHECK(v == 2.75);
+  CHECK_INT_EQ(h.runs, 2);
+  CHECK_INT_EQ(d.runs, 2);
+  CHECK_OK(tether_computed_get_double(half, &v)); /* up to date: no run */
+  CHECK_INT_EQ(h.runs, 2);
+
+  /* Wrong type, twice (evaluated, then up to date): an error naming the
+   * getter, *out untouched. */
+  v = 99;
+  CHECK_ERR(tether_computed_get_double(as_string, &v), TETHER_ETYPE);
+  CHECK_MENTIONS("tether_computed_get_double");
+  CHECK_ERR(tether_computed_get_double(as_string, &v), TETHER_ETYPE);
+  CHECK(v == 99);
+  CHECK_ERR(tether_computed_get_int(as_double, NULL), TETHER_EINVAL);
+  CHECK_ERR(tether_computed_get_double(as_double, NULL), TETHER_EINVAL);
+  CHECK_MENTIONS("tether_computed_get_double");
+
+  CHECK_OK(tether_computed_free(half));
+  CHECK_ERR(tether_computed_get_double(half, &v), TETHER_ESTALE);
+  CHECK(v == 99);
+  CHECK_OK(tether_computed_free(as_string));
+  CHECK_OK(tether_computed_free(as_int));
+  CHECK_OK(tether_computed_free(as_double));
+}
+
+TEST_CASE(plain_path_computed_doubles) {
+  tether_runtime_t rt = host_runtime(0), single = host_runtime(TETHER_RUNTIME_SINGLE_THREAD);
+  computed_doubles_in(rt);
+  computed_doubles_in(single);
+  CHECK_OK(tether_runtime_free(single));
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_computed_doubles");
 }
