@@ -2,7 +2,8 @@ import TetherCore
 import TetherWire
 
 /// The JSON of a log row's `changes` and `images` columns, written
-/// straight into bytes.
+/// straight into bytes (a ByteWriter: through `[UInt8]` appends the row
+/// text was still ~3 k instructions a commit).
 ///
 /// Why not `Value.array(…).jsonString()`: building a `Value` tree for each
 /// change and image and then encoding it was ~28 k of the ~105 k
@@ -15,23 +16,23 @@ import TetherWire
 enum LogRowText {
     /// `[Change.wireValue, …]`: name, op, path, then value and `bytes_at`
     /// for a set (a null value is left out, as ObjectBuilder leaves it).
-    static func changes(_ changes: [Change], into out: inout [UInt8]) throws(TetherError) {
+    static func changes(_ changes: [Change], into out: inout ByteWriter) throws(TetherError) {
         out.append(UInt8(ascii: "["))
         for (i, change) in changes.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: Keys.name)
-            try JSONBytes.string(change.name, &out)
+            out.append(Keys.name)
+            try out.appendString(change.name)
             switch change.write {
             case .set(let value):
-                out.append(contentsOf: Keys.setPath)
+                out.append(Keys.setPath)
                 try path(change.path, &out)
                 if value != .null {
-                    out.append(contentsOf: Keys.value)
-                    try JSONBytes.value(value, &out)
+                    out.append(Keys.value)
+                    try out.appendValue(value)
                     try bytesAt(of: value, &out)
                 }
             case .remove:
-                out.append(contentsOf: Keys.removePath)
+                out.append(Keys.removePath)
                 try path(change.path, &out)
             }
             out.append(UInt8(ascii: "}"))
@@ -40,64 +41,68 @@ enum LogRowText {
     }
 
     /// `[SQLiteStore.imageValue(image), …]`.
-    static func images(_ images: [StateImage], into out: inout [UInt8]) throws(TetherError) {
+    static func images(_ images: [StateImage], into out: inout ByteWriter) throws(TetherError) {
         out.append(UInt8(ascii: "["))
         for (i, image) in images.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: Keys.name)
-            try JSONBytes.string(image.name, &out)
+            out.append(Keys.name)
+            try out.appendString(image.name)
             if let value = image.value {
-                out.append(contentsOf: Keys.storedValue)
-                try JSONBytes.value(value, &out)  // null included: a subscript set keeps it
+                out.append(Keys.storedValue)
+                try out.appendValue(value)  // null included: a subscript set keeps it
                 try bytesAt(of: value, &out)
-                out.append(contentsOf: Keys.modified)
-                JSONBytes.int(Int64(bitPattern: image.modified), &out)
-                out.append(contentsOf: Keys.descriptor)
+                out.append(Keys.modified)
+                out.appendInt(Int64(bitPattern: image.modified))
+                out.append(Keys.descriptor)
                 if image.descriptor == Descriptor() {
-                    out.append(contentsOf: Keys.emptyObject)  // every state not declared otherwise
+                    out.append(Keys.emptyObject)  // every state not declared otherwise
                 } else {
-                    try image.descriptor.wireValue.writeJSON(into: &out)
+                    var text: [UInt8] = []
+                    try image.descriptor.wireValue.writeJSON(into: &text)
+                    out.append(text)
                 }
             } else {
-                out.append(contentsOf: Keys.removed)
+                out.append(Keys.removed)
             }
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
     }
 
-    private static func path(_ path: JSONPointer, _ out: inout [UInt8]) throws(TetherError) {
+    private static func path(_ path: JSONPointer, _ out: inout ByteWriter) throws(TetherError) {
         if path.isRoot {
-            out.append(contentsOf: Keys.emptyString)
+            out.append(Keys.emptyString)
         } else {
-            try JSONBytes.string(path.description, &out)
+            try out.appendString(path.description)
         }
     }
 
     /// `,"bytes_at":[…]` when the value holds bytes.
-    private static func bytesAt(of value: Value, _ out: inout [UInt8]) throws(TetherError) {
+    private static func bytesAt(of value: Value, _ out: inout ByteWriter) throws(TetherError) {
         switch value {
         case .bytes, .array, .object: break
         default: return  // a scalar holds no bytes
         }
         let pointers = BytesAt.pointers(in: value)
         guard !pointers.isEmpty else { return }
-        out.append(contentsOf: Keys.bytesAt)
-        try Value.array(pointers.map(Value.string)).writeJSON(into: &out)
+        out.append(Keys.bytesAt)
+        var text: [UInt8] = []
+        try Value.array(pointers.map(Value.string)).writeJSON(into: &text)
+        out.append(text)
     }
 
-    /// The fixed parts, as bytes once (appending an array is a copy).
+    /// The fixed parts.
     private enum Keys {
-        static let name = Array(#"{"name":"#.utf8)
-        static let setPath = Array(#","op":"set","path":"#.utf8)
-        static let removePath = Array(#","op":"remove","path":"#.utf8)
-        static let value = Array(#","value":"#.utf8)
-        static let bytesAt = Array(#","bytes_at":"#.utf8)
-        static let storedValue = Array(#","stored":{"value":"#.utf8)
-        static let modified = Array(#"},"modified":"#.utf8)
-        static let descriptor = Array(#","descriptor":"#.utf8)
-        static let removed = Array(#","removed":true"#.utf8)
-        static let emptyObject = Array("{}".utf8)
-        static let emptyString = Array(#""""#.utf8)
+        static let name: StaticString = #"{"name":"#
+        static let setPath: StaticString = #","op":"set","path":"#
+        static let removePath: StaticString = #","op":"remove","path":"#
+        static let value: StaticString = #","value":"#
+        static let bytesAt: StaticString = #","bytes_at":"#
+        static let storedValue: StaticString = #","stored":{"value":"#
+        static let modified: StaticString = #"},"modified":"#
+        static let descriptor: StaticString = #","descriptor":"#
+        static let removed: StaticString = #","removed":true"#
+        static let emptyObject: StaticString = "{}"
+        static let emptyString: StaticString = #""""#
     }
 }

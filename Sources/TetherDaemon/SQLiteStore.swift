@@ -47,7 +47,7 @@ public final class SQLiteStore: CommitSink {
     private var commitStatement: OpaquePointer?
     /// The pending log rows' `changes` and `images` text (reused: no
     /// allocation per commit).
-    private var rowText: [UInt8] = []
+    private var rowText = ByteWriter()
     private var inTransaction = false
     private let logCapacity: Int
     private var lastRevision: UInt64 = 0
@@ -257,19 +257,17 @@ public final class SQLiteStore: CommitSink {
                 insertStatements[k] = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES " + values.joined(separator: ", "))
             }
             let s = Statement(raw: insertStatements[k]!)
-            let rc = rowText.withUnsafeBufferPointer { text in
-                for i in 0..<k {
-                    let row = pendingRows[done + i]
-                    let first = Int32(5 * i)
-                    s.bind(first + 1, Int64(bitPattern: row.revision))
-                    s.bind(first + 2, row.tag)
-                    s.bind(first + 3, row.origin.map { Int64(bitPattern: $0) })
-                    // Bound without a copy: the step reads them before this returns.
-                    s.bind(first + 4, static: UnsafeBufferPointer(rebasing: text[row.start..<row.changesEnd]))
-                    s.bind(first + 5, static: UnsafeBufferPointer(rebasing: text[row.changesEnd..<row.end]))
-                }
-                return sqlite3_step(s.raw)
+            for i in 0..<k {
+                let row = pendingRows[done + i]
+                let first = Int32(5 * i)
+                s.bind(first + 1, Int64(bitPattern: row.revision))
+                s.bind(first + 2, row.tag)
+                s.bind(first + 3, row.origin.map { Int64(bitPattern: $0) })
+                // Bound without a copy: the step reads them before rowText changes.
+                s.bind(first + 4, static: rowText.bytes(row.start, row.changesEnd))
+                s.bind(first + 5, static: rowText.bytes(row.changesEnd, row.end))
             }
+            let rc = sqlite3_step(s.raw)
             // No sqlite3_clear_bindings: every parameter is bound again before the next step.
             sqlite3_reset(s.raw)
             guard rc == SQLITE_DONE else {
@@ -278,7 +276,7 @@ public final class SQLiteStore: CommitSink {
             done += k
         }
         pendingRows.removeAll(keepingCapacity: true)
-        rowText.removeAll(keepingCapacity: true)
+        rowText.removeAll()
     }
 
     public func describe(_ name: String, _ descriptor: Descriptor) throws {

@@ -41,16 +41,54 @@ final class LogRowTextTests: XCTestCase {
         return try Value.array(values).jsonString()
     }
 
+    /// Written after other bytes into the smallest writer (so it grows
+    /// in the middle of a row), as the store appends a group's rows.
     func fastChanges(_ changes: [TetherWire.Change]) throws -> String {
-        var out: [UInt8] = []
+        var out = ByteWriter(capacity: 0)
+        out.append("prefix")
         try LogRowText.changes(changes, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        let text = String(decoding: out.bytes(6, out.count), as: UTF8.self)
+        XCTAssertEqual(String(decoding: out.bytes(0, 6), as: UTF8.self), "prefix")
+        return text
     }
 
     func fastImages(_ images: [StateImage]) throws -> String {
-        var out: [UInt8] = []
+        var out = ByteWriter(capacity: 0)
+        out.append("prefix")
         try LogRowText.images(images, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        XCTAssertEqual(String(decoding: out.bytes(0, 6), as: UTF8.self), "prefix")
+        return String(decoding: out.bytes(6, out.count), as: UTF8.self)
+    }
+
+    /// ByteWriter's ints and strings are what TetherCore's writer gives.
+    func testByteWriterIntsAndStringsAreTheWritersText() throws {
+        var ints: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 12345, -98765, .max, .min, .max - 1, .min + 1]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let bits = Int.random(in: 1...64, using: &rng)
+            ints.append(Int64(truncatingIfNeeded: rng.next() >> UInt64(64 - bits)) * (Bool.random(using: &rng) ? 1 : -1))
+        }
+        var out = ByteWriter(capacity: 0)
+        var expected: [UInt8] = []
+        for n in ints {
+            out.appendInt(n)
+            out.append(UInt8(ascii: ","))
+            try Value.int(n).writeJSON(into: &expected)
+            expected.append(UInt8(ascii: ","))
+        }
+        for s in LogRowTextTests.names + ["", "\\", "\u{1F}x", String(repeating: "long ", count: 100)] {
+            try out.appendString(s)
+            try Value.string(s).writeJSON(into: &expected)
+        }
+        for value in LogRowTextTests.values {
+            try out.appendValue(value)
+            try value.writeJSON(into: &expected)
+        }
+        XCTAssertEqual(Array(out.bytes(0, out.count)), expected)
+        out.removeAll()
+        XCTAssertEqual(out.count, 0)
+        out.append("again")
+        XCTAssertEqual(String(decoding: out.bytes(0, out.count), as: UTF8.self), "again")
     }
 
     func testChangesAreTheTreesText() throws {

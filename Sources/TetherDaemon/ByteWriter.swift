@@ -1,0 +1,126 @@
+import TetherCore
+
+/// A growable byte buffer written through a pointer, for text built a few
+/// bytes at a time on a hot path (a log row's JSON, LogRowText).
+///
+/// Why not `[UInt8]`: every `append` to an array checks uniqueness and
+/// capacity and goes through generic code; a log row of ~130 bytes in ~20
+/// pieces cost ~3 k instructions that way (callgrind,
+/// docs/daemon-performance.md). Here a piece is one capacity check and a
+/// copy. Noncopyable: the buffer has one owner, which frees it.
+struct ByteWriter: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private(set) var capacity: Int
+
+    init(capacity: Int = 4096) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The bytes written, from `start` to `end` (valid until the next write).
+    func bytes(_ start: Int, _ end: Int) -> UnsafeBufferPointer<UInt8> {
+        precondition(0 <= start && start <= end && end <= count)
+        return UnsafeBufferPointer(start: base + start, count: end - start)
+    }
+
+    /// Forgets the bytes, keeping the memory.
+    mutating func removeAll() { count = 0 }
+
+    /// Room for `n` more bytes.
+    @inline(__always)
+    mutating func reserve(_ n: Int) {
+        if capacity - count < n { grow(n) }
+    }
+
+    private mutating func grow(_ n: Int) {
+        let newCapacity = max(capacity * 2, count + n)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let from = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: from, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(_ text: StaticString) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// An int as `JSONWriter.writeInt` writes it: decimal, a minus sign
+    /// when negative (the digits made from the lowest, then turned round).
+    mutating func appendInt(_ n: Int64) {
+        reserve(20)  // "-9223372036854775808"
+        if n < 0 {
+            base[count] = UInt8(ascii: "-")
+            count += 1
+        }
+        var rest = n.magnitude
+        var low = count
+        repeat {
+            base[count] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            count += 1
+        } while rest > 0
+        var high = count - 1
+        while low < high {
+            let b = base[low]
+            base[low] = base[high]
+            base[high] = b
+            low += 1
+            high -= 1
+        }
+    }
+
+    /// A string as `JSONWriter.writeString` writes it: its bytes between
+    /// quotes when none needs an escape (none below 0x20, no `"` or `\`),
+    /// else through that writer.
+    mutating func appendString(_ s: String) throws(TetherError) {
+        var s = s
+        let plain = s.withUTF8 { utf8 in
+            for b in utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+            reserve(utf8.count + 2)
+            base[count] = UInt8(ascii: "\"")
+            count += 1
+            append(UnsafeRawBufferPointer(utf8))
+            base[count] = UInt8(ascii: "\"")
+            count += 1
+            return true
+        }
+        if !plain {
+            var escaped: [UInt8] = []
+            try Value.string(s).writeJSON(into: &escaped)
+            append(escaped)
+        }
+    }
+
+    /// A value as `Value.writeJSON` writes it (an int written here).
+    mutating func appendValue(_ value: Value) throws(TetherError) {
+        if case .int(let n) = value {
+            appendInt(n)
+        } else {
+            var text: [UInt8] = []
+            try value.writeJSON(into: &text)
+            append(text)
+        }
+    }
+}
