@@ -69,6 +69,9 @@ public struct StateImage: Sendable {
 /// that made no commit.
 public protocol CommitSink: AnyObject {
     func record(_ commit: Commit, states: [StateImage]) throws
+    /// `record(commit, states: [state])`, for the commonest commit (one
+    /// state), without making the array.
+    func record(_ commit: Commit, state: StateImage) throws
     func describe(_ name: String, _ descriptor: Descriptor) throws
     func sync() throws
     /// Forgets the logged commits up to and including `revision`.
@@ -76,6 +79,12 @@ public protocol CommitSink: AnyObject {
     /// Writes a consistent copy of everything to `path` (which must not
     /// exist); returns its size in bytes.
     func snapshot(to path: String) throws -> UInt64
+}
+
+extension CommitSink {
+    public func record(_ commit: Commit, state: StateImage) throws {
+        try record(commit, states: [state])
+    }
 }
 
 /// The recent commits, oldest first, that a Watch resumes from (and that a

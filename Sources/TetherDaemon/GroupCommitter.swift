@@ -148,6 +148,15 @@ public final class GroupCommitter: CommitSink {
         }
     }
 
+    public func record(_ commit: Commit, state: StateImage) throws {
+        if mode == .inline {
+            recordedInline = true
+            try inner.record(commit, state: state)
+        } else {
+            forming.append(.record(commit, [state]))
+        }
+    }
+
     public func describe(_ name: String, _ descriptor: Descriptor) throws {
         if mode == .inline {
             recordedInline = true

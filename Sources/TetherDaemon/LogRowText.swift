@@ -45,28 +45,39 @@ enum LogRowText {
         out.append(UInt8(ascii: "["))
         for (i, image) in images.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(Keys.name)
-            try out.appendString(image.name)
-            if let value = image.value {
-                out.append(Keys.storedValue)
-                try out.appendValue(value)  // null included: a subscript set keeps it
-                try bytesAt(of: value, &out)
-                out.append(Keys.modified)
-                out.appendInt(Int64(bitPattern: image.modified))
-                out.append(Keys.descriptor)
-                if image.descriptor == Descriptor() {
-                    out.append(Keys.emptyObject)  // every state not declared otherwise
-                } else {
-                    var text: [UInt8] = []
-                    try image.descriptor.wireValue.writeJSON(into: &text)
-                    out.append(text)
-                }
-            } else {
-                out.append(Keys.removed)
-            }
-            out.append(UInt8(ascii: "}"))
+            try self.image(image, into: &out)
         }
         out.append(UInt8(ascii: "]"))
+    }
+
+    /// `images([image])`.
+    static func images(of image: StateImage, into out: inout ByteWriter) throws(TetherError) {
+        out.append(UInt8(ascii: "["))
+        try self.image(image, into: &out)
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func image(_ image: StateImage, into out: inout ByteWriter) throws(TetherError) {
+        out.append(Keys.name)
+        try out.appendString(image.name)
+        if let value = image.value {
+            out.append(Keys.storedValue)
+            try out.appendValue(value)  // null included: a subscript set keeps it
+            try bytesAt(of: value, &out)
+            out.append(Keys.modified)
+            out.appendInt(Int64(bitPattern: image.modified))
+            out.append(Keys.descriptor)
+            if image.descriptor == Descriptor() {
+                out.append(Keys.emptyObject)  // every state not declared otherwise
+            } else {
+                var text: [UInt8] = []
+                try image.descriptor.wireValue.writeJSON(into: &text)
+                out.append(text)
+            }
+        } else {
+            out.append(Keys.removed)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     private static func path(_ path: JSONPointer, _ out: inout ByteWriter) throws(TetherError) {

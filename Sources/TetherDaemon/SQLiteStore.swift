@@ -217,10 +217,25 @@ public final class SQLiteStore: CommitSink {
         try LogRowText.changes(commit.changes, into: &rowText)
         let changesEnd = rowText.count
         try LogRowText.images(states, into: &rowText)
+        for image in states { unapplied[image.name] = image }
+        try pend(commit, start: start, changesEnd: changesEnd)
+    }
+
+    public func record(_ commit: Commit, state: StateImage) throws {
+        try begin()
+        let start = rowText.count
+        try LogRowText.changes(commit.changes, into: &rowText)
+        let changesEnd = rowText.count
+        try LogRowText.images(of: state, into: &rowText)
+        unapplied[state.name] = state
+        try pend(commit, start: start, changesEnd: changesEnd)
+    }
+
+    /// The commit's row, its text written, waits for its INSERT.
+    private func pend(_ commit: Commit, start: Int, changesEnd: Int) throws(TetherError) {
         pendingRows.append(PendingRow(revision: commit.revision, tag: commit.tag, origin: commit.origin,
                                       start: start, changesEnd: changesEnd, end: rowText.count))
         if pendingRows.count == SQLiteStore.rowsPerInsert { try insertPendingRows() }
-        for image in states { unapplied[image.name] = image }
         unappliedCommits += 1
         // The revision is not written per commit (a page per commit): the
         // log always holds the newest commit (pruning and Compact keep it),

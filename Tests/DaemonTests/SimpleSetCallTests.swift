@@ -201,6 +201,34 @@ final class SimpleSetCallTests: XCTestCase {
         }
     }
 
+    /// `plainInt` says what the JSON parser says of every number it takes,
+    /// and nothing of what it leaves to the parser.
+    func testPlainIntsAreWhatTheParserReads() throws {
+        var texts = ["0", "-0", "1", "-1", "9", "10", "-10", "00", "01", "-01", "-", "", "+1", "1.0", "1e2", "1 ", " 1",
+                     "0x1", "1-", "--1", "123456789012345678", "-123456789012345678", "999999999999999999",
+                     "1234567890123456789", "-1234567890123456789", "9223372036854775807", "-9223372036854775808",
+                     "9223372036854775808", "12a", "\u{0}", "١"]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<3000 {
+            let digits = Int.random(in: 1...20, using: &rng)
+            var t = Bool.random(using: &rng) ? "-" : ""
+            for _ in 0..<digits { t += String(Int.random(in: 0...9, using: &rng)) }
+            texts.append(t)
+        }
+        for text in texts {
+            let bytes = Array(text.utf8)
+            let fast = bytes.withUnsafeBufferPointer { SimpleSetCall.plainInt($0) }
+            let parsed = try? Value(json: text)
+            if let fast {
+                XCTAssertEqual(parsed, .int(fast), text)
+            } else if case .int? = parsed, !text.contains(" ") {
+                // Left to the parser: only past 18 digits (or with the
+                // whitespace the parser skips, which valueExtent never includes).
+                XCTAssertGreaterThan(bytes.filter { $0 != UInt8(ascii: "-") }.count, 18, text)
+            }
+        }
+    }
+
     /// Declares the states the inputs write to (typed, ranged, read-only).
     func prepare(_ pair: Pair) {
         pair.send(#"{"method":"io.tether.Set","parameters":{"name":"a","value":0}}"#)
