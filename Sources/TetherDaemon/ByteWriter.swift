@@ -66,29 +66,10 @@ struct ByteWriter: ~Copyable {
         bytes.withUnsafeBytes { append($0) }
     }
 
-    /// An int as `JSONWriter.writeInt` writes it: decimal, a minus sign
-    /// when negative (the digits made from the lowest, then turned round).
+    /// An int as `JSONWriter.writeInt` writes it.
     mutating func appendInt(_ n: Int64) {
-        reserve(20)  // "-9223372036854775808"
-        if n < 0 {
-            base[count] = UInt8(ascii: "-")
-            count += 1
-        }
-        var rest = n.magnitude
-        var low = count
-        repeat {
-            base[count] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-            count += 1
-        } while rest > 0
-        var high = count - 1
-        while low < high {
-            let b = base[low]
-            base[low] = base[high]
-            base[high] = b
-            low += 1
-            high -= 1
-        }
+        reserve(JSONBytes.maxIntBytes)
+        count += JSONBytes.writeInt(n, at: base + count)
     }
 
     /// A string as `JSONWriter.writeString` writes it: its bytes between

@@ -26,7 +26,8 @@ public struct Commit: Sendable {
     var approximateBytes: Int {
         var total = 64 + (tag?.utf8.count ?? 0)
         for change in changes {
-            total += 48 + change.name.utf8.count + change.path.tokens.reduce(0) { $0 + $1.utf8.count + 16 }
+            total += 48 + change.name.utf8.count
+            if !change.path.isRoot { total += change.path.tokens.reduce(0) { $0 + $1.utf8.count + 16 } }
             if case .set(let value) = change.write { total += Commit.approximateBytes(of: value) }
         }
         return total

@@ -257,7 +257,8 @@ public final class SQLiteStore: CommitSink {
     }
 
     private var pendingRows: [PendingRow] = []
-    static let rowsPerInsert = 16
+    /// (64: a group of 64 clients' commits, ~40, is one statement.)
+    static let rowsPerInsert = 64
     /// `insertStatements[k]`: the INSERT of k rows, prepared once needed.
     private var insertStatements = [OpaquePointer?](repeating: nil, count: rowsPerInsert + 1)
 
