@@ -76,22 +76,26 @@ struct ByteWriter: ~Copyable {
     /// quotes when none needs an escape (none below 0x20, no `"` or `\`),
     /// else through that writer.
     mutating func appendString(_ s: String) throws(TetherError) {
-        var s = s
-        let plain = s.withUTF8 { utf8 in
-            for b in utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
-            reserve(utf8.count + 2)
-            base[count] = UInt8(ascii: "\"")
+        // Byte by byte from the UTF-8 view (withUTF8's closure, for a name
+        // of a few bytes, cost more than the copy).
+        let utf8 = s.utf8
+        reserve(utf8.count + 2)
+        let start = count
+        base[count] = UInt8(ascii: "\"")
+        count += 1
+        for b in utf8 {
+            if b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+                count = start
+                var escaped: [UInt8] = []
+                try Value.string(s).writeJSON(into: &escaped)
+                append(escaped)
+                return
+            }
+            base[count] = b
             count += 1
-            append(UnsafeRawBufferPointer(utf8))
-            base[count] = UInt8(ascii: "\"")
-            count += 1
-            return true
         }
-        if !plain {
-            var escaped: [UInt8] = []
-            try Value.string(s).writeJSON(into: &escaped)
-            append(escaped)
-        }
+        base[count] = UInt8(ascii: "\"")
+        count += 1
     }
 
     /// A value as `Value.writeJSON` writes it (an int written here).

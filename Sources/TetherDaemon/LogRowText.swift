@@ -24,6 +24,12 @@ enum LogRowText {
             try out.appendString(change.name)
             switch change.write {
             case .set(let value):
+                if change.path.isRoot && value != .null {
+                    out.append(Keys.setRootValue)  // the commonest change, its keys in one piece
+                    try out.appendValue(value)
+                    try bytesAt(of: value, &out)
+                    break
+                }
                 out.append(Keys.setPath)
                 try path(change.path, &out)
                 if value != .null {
@@ -66,14 +72,14 @@ enum LogRowText {
             try bytesAt(of: value, &out)
             out.append(Keys.modified)
             out.appendInt(Int64(bitPattern: image.modified))
-            out.append(Keys.descriptor)
             if image.descriptor == Descriptor() {
-                out.append(Keys.emptyObject)  // every state not declared otherwise
-            } else {
-                var text: [UInt8] = []
-                try image.descriptor.wireValue.writeJSON(into: &text)
-                out.append(text)
+                out.append(Keys.emptyDescriptorEnd)  // every state not declared otherwise
+                return
             }
+            out.append(Keys.descriptor)
+            var text: [UInt8] = []
+            try image.descriptor.wireValue.writeJSON(into: &text)
+            out.append(text)
         } else {
             out.append(Keys.removed)
         }
@@ -113,7 +119,8 @@ enum LogRowText {
         static let modified: StaticString = #"},"modified":"#
         static let descriptor: StaticString = #","descriptor":"#
         static let removed: StaticString = #","removed":true"#
-        static let emptyObject: StaticString = "{}"
+        static let setRootValue: StaticString = #","op":"set","path":"","value":"#
+        static let emptyDescriptorEnd: StaticString = #","descriptor":{}}"#
         static let emptyString: StaticString = #""""#
     }
 }
