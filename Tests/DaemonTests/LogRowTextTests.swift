@@ -151,6 +151,43 @@ final class LogRowTextTests: XCTestCase {
 /// every row of a group larger than that, and rows pending when Compact
 /// or Declare comes, read back after a restart.
 final class BatchedLogRowsTests: XCTestCase {
+    /// Groups without tags or origins go in through the statement that
+    /// leaves those columns out; a group with one tagged row through the
+    /// other; all read back the same.
+    func testUntaggedAndTaggedGroupsReadBack() throws {
+        let template = NSTemporaryDirectory() + "tether-rows.XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let groups = [1, 5, SQLiteStore.rowsPerInsert + 2, 3, 1]
+        let taggedRevision: UInt64 = 8  // in the third group
+        var revision: UInt64 = 0
+        do {
+            let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000)
+            _ = try sqlite.load()
+            try sqlite.start(epoch: "e1")
+            for size in groups {
+                for _ in 0..<size {
+                    revision += 1
+                    let tagged = revision == taggedRevision
+                    let value = Value.int(Int64(revision))
+                    try sqlite.record(Commit(revision: revision, changes: [TetherWire.Change(name: "s\(revision % 4)", write: .set(value))],
+                                             tag: tagged ? "" : nil, origin: tagged ? 0 : nil),
+                                      state: StateImage(name: "s\(revision % 4)", value: value, modified: revision, descriptor: Descriptor()))
+                }
+                try sqlite.sync()
+            }
+        }
+        let contents = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000).load()
+        XCTAssertEqual(contents.log.map(\.revision), Array(1...revision))
+        for commit in contents.log {
+            XCTAssertEqual(commit.tag, commit.revision == taggedRevision ? "" : nil)
+            XCTAssertEqual(commit.origin, commit.revision == taggedRevision ? 0 : nil)
+            XCTAssertEqual(commit.changes, [TetherWire.Change(name: "s\(commit.revision % 4)", write: .set(.int(Int64(commit.revision))))])
+        }
+        XCTAssertEqual(contents.states.first { $0.name == "s\(revision % 4)" }?.value, .int(Int64(revision)))
+    }
+
     func testEveryRowOfALargeGroupReadsBack() throws {
         let template = NSTemporaryDirectory() + "tether-rows.XXXXXX"
         var bytes = Array(template.utf8CString)
