@@ -27,6 +27,7 @@ struct SimpleSetCall {
     /// sits two objects deep, so it gets two levels fewer.
     static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) -> SimpleSetCall? {
         guard maxDepth >= 2, let base = bytes.baseAddress else { return nil }
+        if let call = canonical(bytes, maxDepth: maxDepth) { return call }
         var scan = Scanner(base: base.assumingMemoryBound(to: UInt8.self), end: bytes.count)
         var sawMethod = false
         var call: SimpleSetCall?
@@ -48,6 +49,34 @@ struct SimpleSetCall {
         return call
     }
 
+    /// What nearly every client sends, byte for byte up to the name:
+    /// `{"method":"io.tether.Set","parameters":{"name":` (the keys in this
+    /// order, no whitespace). Compared at once, instead of scanned a byte
+    /// at a time (~450 of the scanner's ~1 k instructions a Set); the rest
+    /// is read as `parse` reads it. Anything else, or a message that fails
+    /// after the prefix, goes through `parse`'s general scan (which gives
+    /// the same answer for these bytes: the prefix is the tokens it would
+    /// read).
+    private static func canonical(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) -> SimpleSetCall? {
+        let prefix: StaticString = #"{"method":"io.tether.Set","parameters":{"name":"#
+        let n = prefix.utf8CodeUnitCount
+        guard bytes.count > n, memcmp(bytes.baseAddress!, prefix.utf8Start, n) == 0 else { return nil }
+        var scan = Scanner(base: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), end: bytes.count, pos: n)
+        guard let raw = scan.plainString(), scan.take(UInt8(ascii: ",")),
+              let key = scan.plainString(), equal(key, "value"), scan.take(UInt8(ascii: ":")),
+              let parsed = value(&scan, maxDepth: maxDepth - 2),
+              scan.take(UInt8(ascii: "}")), scan.take(UInt8(ascii: "}")), scan.atEnd else { return nil }
+        return SimpleSetCall(name: String(decoding: raw, as: UTF8.self), value: parsed)
+    }
+
+    /// The JSON value that starts here: a plain int read here, anything
+    /// else by the JSON parser.
+    private static func value(_ scan: inout Scanner, maxDepth: Int) -> Value? {
+        guard let raw = scan.valueExtent() else { return nil }
+        if let n = plainInt(raw) { return .int(n) }
+        return try? Value(json: UnsafeRawBufferPointer(raw), maxDepth: maxDepth)
+    }
+
     /// `{"name":"…","value":…}`, both required, nothing else.
     private static func parameters(_ scan: inout Scanner, maxDepth: Int) -> SimpleSetCall? {
         var name: String?
@@ -59,13 +88,8 @@ struct SimpleSetCall {
                 guard let raw = scan.plainString() else { return nil }
                 name = String(decoding: raw, as: UTF8.self)
             } else if equal(key, "value") && value == nil {
-                guard let raw = scan.valueExtent() else { return nil }
-                if let n = plainInt(raw) {
-                    value = .int(n)
-                } else {
-                    guard let parsed = try? Value(json: UnsafeRawBufferPointer(raw), maxDepth: maxDepth) else { return nil }
-                    value = parsed
-                }
+                guard let parsed = self.value(&scan, maxDepth: maxDepth) else { return nil }
+                value = parsed
             } else {
                 return nil
             }

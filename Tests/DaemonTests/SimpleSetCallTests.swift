@@ -69,6 +69,8 @@ final class SimpleSetCallTests: XCTestCase {
         set("a", "2"),
         #"{"parameters":{"value":3,"name":"a"},"method":"io.tether.Set"}"#,
         " {\n\t\"method\" : \"io.tether.Set\" ,\r\n \"parameters\" : { \"name\" : \"a\" , \"value\" : 4 } } \n",
+        // The canonical prefix (compared at once), then whitespace.
+        "{\"method\":\"io.tether.Set\",\"parameters\":{\"name\": \"a\" ,\n\"value\" : 5 } }\t",
         set("a", "-0"), set("a", "1.5"), set("a", "1e3"), set("a", "1E-3"), set("a", "-12.5e+2"),
         set("a", "9223372036854775807"), set("a", "9223372036854775808"), set("a", "-9223372036854775808"),
         set("a", "true"), set("a", "false"), set("a", "null"), set("a", "\"\""),
@@ -113,6 +115,9 @@ final class SimpleSetCallTests: XCTestCase {
         #"{"method":"io.tether.Set","parameters":{"name":"a","value":1},"parameters":{"name":"b","value":2}}"#,
         #"{"method":"io.tether.Set","parameters":{"name":"a","name":"b","value":1}}"#,
         #"{"method":"io.tether.Set","parameters":{"name":"a","value":1,"value":2}}"#,
+        #"{"method":"io.tether.Set","parameters":{"name":"a","value":1,"name":"b"}}"#,
+        #"{"method":"io.tether.Set","parameters":{"name":"a","value":1}} {}"#,
+        #"{"method":"io.tether.Set","parameters":{"name":"a","value":[1,}}"#,
         #"{"method":"io.tether.Sett","parameters":{"name":"a","value":1}}"#,
         #"{"method":"io.tether.set","parameters":{"name":"a","value":1}}"#,
         #"{"method":"io.tether.Nope","parameters":{"name":"a","value":1}}"#,
