@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import TetherCore
-import TetherDaemon
+@testable import TetherDaemon
 import TetherWire
 import XCTest
 
@@ -247,6 +247,45 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(ready.count, 2)
         XCTAssertEqual(c.written().first?.parameters.int("revision"), 1)
         XCTAssertEqual(d.written().first?.parameters.int("revision"), 2)
+    }
+
+    /// The daemon's end of a turn (`endOfTurn(write:)`): with the inline
+    /// group commit, a turn's output is written at its end, without being
+    /// held; with a group in flight it is held as `endOfTurn()` holds it,
+    /// and once older output waits, newer output waits behind it.
+    func testTheDaemonsEndOfTurnWritesWhatIsDurableAndHoldsTheRest() throws {
+        let sink = GatedSink()
+        let inline = GroupCommitter(inner: sink, mode: .inline)
+        defer { inline.close() }
+        let store = try Store(epoch: "e1", sink: inline)
+        let service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
+        let c = Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())))
+        let d = Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())))
+        for _ in 0..<3 { sink.open() }
+        for round in 1...3 {
+            c.send("io.tether.Set", ["name": "a", "value": .int(Int64(round))])
+            d.send("io.tether.Get", ["name": "a"])
+            var written: [Session] = []
+            service.endOfTurn { written.append($0) }
+            XCTAssertEqual(sink.durableRevisions.last, UInt64(round), "synced before anything is written")
+            XCTAssertTrue(written.count == 2 && written[0] === c.session && written[1] === d.session)
+            XCTAssertEqual(c.written().map { $0.parameters.int("revision") }, [Int64(round)])
+            XCTAssertEqual(d.written().first?.parameters.int("revision"), Int64(round))
+            XCTAssertFalse(service.hasPending)
+        }
+
+        let h = try Harness()  // pipelined: the group is synced on the sync thread
+        let e = h.connect()
+        e.send("io.tether.Set", ["name": "b", "value": 1])
+        var written: [Session] = []
+        h.service.endOfTurn { written.append($0) }
+        XCTAssertTrue(written.isEmpty, "held: its group is not durable")
+        h.sink.waitUntilSyncing(1)
+        e.send("io.tether.Get", ["name": "b"])
+        h.service.endOfTurn { written.append($0) }
+        XCTAssertTrue(written.isEmpty, "held behind the group in flight")
+        XCTAssertTrue(h.syncOneGroup().contains { $0 === e.session })
+        XCTAssertEqual(e.written().map { $0.parameters.int("revision") }, [1, 1], "in call order")
     }
 
     func testDrainMakesEverythingDurable() throws {
