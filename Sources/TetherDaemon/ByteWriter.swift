@@ -51,6 +51,7 @@ struct ByteWriter: ~Copyable {
         count += 1
     }
 
+    @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let from = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
@@ -58,6 +59,7 @@ struct ByteWriter: ~Copyable {
         count += bytes.count
     }
 
+    @inline(__always)
     mutating func append(_ text: StaticString) {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
@@ -67,6 +69,7 @@ struct ByteWriter: ~Copyable {
     }
 
     /// An int as `JSONWriter.writeInt` writes it.
+    @inline(__always)
     mutating func appendInt(_ n: Int64) {
         reserve(JSONBytes.maxIntBytes)
         count += JSONBytes.writeInt(n, at: base + count)

@@ -108,19 +108,20 @@ enum LogRowText {
         out.append(text)
     }
 
-    /// The fixed parts.
+    /// The fixed parts (computed: a `static let` is a lazy global, checked
+    /// at every use).
     private enum Keys {
-        static let name: StaticString = #"{"name":"#
-        static let setPath: StaticString = #","op":"set","path":"#
-        static let removePath: StaticString = #","op":"remove","path":"#
-        static let value: StaticString = #","value":"#
-        static let bytesAt: StaticString = #","bytes_at":"#
-        static let storedValue: StaticString = #","stored":{"value":"#
-        static let modified: StaticString = #"},"modified":"#
-        static let descriptor: StaticString = #","descriptor":"#
-        static let removed: StaticString = #","removed":true"#
-        static let setRootValue: StaticString = #","op":"set","path":"","value":"#
-        static let emptyDescriptorEnd: StaticString = #","descriptor":{}}"#
-        static let emptyString: StaticString = #""""#
+        static var name: StaticString { #"{"name":"# }
+        static var setPath: StaticString { #","op":"set","path":"# }
+        static var removePath: StaticString { #","op":"remove","path":"# }
+        static var value: StaticString { #","value":"# }
+        static var bytesAt: StaticString { #","bytes_at":"# }
+        static var storedValue: StaticString { #","stored":{"value":"# }
+        static var modified: StaticString { #"},"modified":"# }
+        static var descriptor: StaticString { #","descriptor":"# }
+        static var removed: StaticString { #","removed":true"# }
+        static var setRootValue: StaticString { #","op":"set","path":"","value":"# }
+        static var emptyDescriptorEnd: StaticString { #","descriptor":{}}"# }
+        static var emptyString: StaticString { #""""# }
     }
 }
