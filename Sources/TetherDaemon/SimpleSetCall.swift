@@ -237,7 +237,7 @@ enum WriteReplyBytes {
         return text.utf8CodeUnitCount
     }
 
-    private static let head: StaticString = #"{"parameters":{"revision":"#
-    private static let changedTrue: StaticString = #","changed":true}}"#
-    private static let changedFalse: StaticString = #","changed":false}}"#
+    private static var head: StaticString { #"{"parameters":{"revision":"# }
+    private static var changedTrue: StaticString { #","changed":true}}"# }
+    private static var changedFalse: StaticString { #","changed":false}}"# }
 }
