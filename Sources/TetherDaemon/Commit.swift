@@ -26,7 +26,8 @@ public struct Commit: Sendable {
     var approximateBytes: Int {
         var total = 64 + (tag?.utf8.count ?? 0)
         for change in changes {
-            total += 48 + change.name.utf8.count + change.path.tokens.reduce(0) { $0 + $1.utf8.count + 16 }
+            total += 48 + change.name.utf8.count
+            if !change.path.isRoot { total += change.path.tokens.reduce(0) { $0 + $1.utf8.count + 16 } }
             if case .set(let value) = change.write { total += Commit.approximateBytes(of: value) }
         }
         return total
@@ -69,6 +70,9 @@ public struct StateImage: Sendable {
 /// that made no commit.
 public protocol CommitSink: AnyObject {
     func record(_ commit: Commit, states: [StateImage]) throws
+    /// `record(commit, states: [state])`, for the commonest commit (one
+    /// state), without making the array.
+    func record(_ commit: Commit, state: StateImage) throws
     func describe(_ name: String, _ descriptor: Descriptor) throws
     func sync() throws
     /// Forgets the logged commits up to and including `revision`.
@@ -76,6 +80,12 @@ public protocol CommitSink: AnyObject {
     /// Writes a consistent copy of everything to `path` (which must not
     /// exist); returns its size in bytes.
     func snapshot(to path: String) throws -> UInt64
+}
+
+extension CommitSink {
+    public func record(_ commit: Commit, state: StateImage) throws {
+        try record(commit, states: [state])
+    }
 }
 
 /// The recent commits, oldest first, that a Watch resumes from (and that a

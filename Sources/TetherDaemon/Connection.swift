@@ -62,9 +62,8 @@ final class Connection {
     /// waits any more.
     func flush() {
         guard !closing else { return }
-        let bytes = session.takeReady()
-        if !bytes.isEmpty {
-            write(bytes)
+        if session.hasReady {
+            session.writeReady { write($0) }
             // A watch that fell behind catches up as its peer reads, which
             // the write callback says; a write the kernel took whole
             // (uv_try_write) has no callback, and such a watch waited for
@@ -85,7 +84,26 @@ final class Connection {
     }
 
     private func write(_ bytes: [UInt8]) {
-        let queued = UVWrite.write(bytes, to: stream, tryFirst: queuedBytes == 0) { [self] count, status in
+        defer { session.unwritten = queuedBytes }
+        var offset = 0
+        if queuedBytes == 0 {
+            // Most output fits the socket buffer: written here, without the
+            // completion closure UVWrite.write is given (made per call).
+            let written = bytes.withUnsafeBufferPointer { raw -> Int32 in
+                var buf = uv_buf_init(UnsafeMutableRawPointer(mutating: raw.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                      UInt32(raw.count))
+                return uv_try_write(stream, &buf, 1)
+            }
+            if written == Int32(bytes.count) { return }
+            if written > 0 {
+                offset = Int(written)
+            } else if written != Int32(UV_EAGAIN.rawValue) {
+                close()
+                return
+            }
+        }
+        let rest = offset == 0 ? bytes : Array(bytes[offset...])
+        let queued = UVWrite.write(rest, to: stream, tryFirst: false) { [self] count, status in
             queuedBytes -= count
             session.unwritten = queuedBytes
             if status < 0 { close(); return }
@@ -93,7 +111,6 @@ final class Connection {
             if queuedBytes < Session.lowWater && session.watcher?.behind == true { daemon.service.catchUp(session) }
         }
         if queued < 0 { close() } else { queuedBytes += queued }
-        session.unwritten = queuedBytes
     }
 
     /// Waits for queued writes (uv_shutdown), then closes.

@@ -180,13 +180,16 @@ public final class Daemon {
     /// (group commit), and whatever output is already durable is written;
     /// the rest is written by `groupsDurable` when its group is synced.
     private func endOfTurn() {
-        var ready = service.endOfTurn()
-        while !ready.isEmpty {
-            for session in ready { session.connection?.flush() }
+        var wrote = true
+        while wrote {
+            wrote = false
+            service.endOfTurn { session in
+                wrote = true
+                session.connection?.flush()
+            }
             // A watch that caught up while being written has output of its
             // own now: this turn's end writes it too (no later event may come).
             guard service.hasPending else { break }
-            ready = service.endOfTurn()
         }
     }
 

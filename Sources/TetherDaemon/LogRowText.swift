@@ -2,7 +2,8 @@ import TetherCore
 import TetherWire
 
 /// The JSON of a log row's `changes` and `images` columns, written
-/// straight into bytes.
+/// straight into bytes (a ByteWriter: through `[UInt8]` appends the row
+/// text was still ~3 k instructions a commit).
 ///
 /// Why not `Value.array(…).jsonString()`: building a `Value` tree for each
 /// change and image and then encoding it was ~28 k of the ~105 k
@@ -15,23 +16,29 @@ import TetherWire
 enum LogRowText {
     /// `[Change.wireValue, …]`: name, op, path, then value and `bytes_at`
     /// for a set (a null value is left out, as ObjectBuilder leaves it).
-    static func changes(_ changes: [Change], into out: inout [UInt8]) throws(TetherError) {
+    static func changes(_ changes: [Change], into out: inout ByteWriter) throws(TetherError) {
         out.append(UInt8(ascii: "["))
         for (i, change) in changes.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: Keys.name)
-            try JSONBytes.string(change.name, &out)
+            out.append(Keys.name)
+            try out.appendString(change.name)
             switch change.write {
             case .set(let value):
-                out.append(contentsOf: Keys.setPath)
+                if change.path.isRoot && value != .null {
+                    out.append(Keys.setRootValue)  // the commonest change, its keys in one piece
+                    try out.appendValue(value)
+                    try bytesAt(of: value, &out)
+                    break
+                }
+                out.append(Keys.setPath)
                 try path(change.path, &out)
                 if value != .null {
-                    out.append(contentsOf: Keys.value)
-                    try JSONBytes.value(value, &out)
+                    out.append(Keys.value)
+                    try out.appendValue(value)
                     try bytesAt(of: value, &out)
                 }
             case .remove:
-                out.append(contentsOf: Keys.removePath)
+                out.append(Keys.removePath)
                 try path(change.path, &out)
             }
             out.append(UInt8(ascii: "}"))
@@ -40,64 +47,81 @@ enum LogRowText {
     }
 
     /// `[SQLiteStore.imageValue(image), …]`.
-    static func images(_ images: [StateImage], into out: inout [UInt8]) throws(TetherError) {
+    static func images(_ images: [StateImage], into out: inout ByteWriter) throws(TetherError) {
         out.append(UInt8(ascii: "["))
         for (i, image) in images.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: Keys.name)
-            try JSONBytes.string(image.name, &out)
-            if let value = image.value {
-                out.append(contentsOf: Keys.storedValue)
-                try JSONBytes.value(value, &out)  // null included: a subscript set keeps it
-                try bytesAt(of: value, &out)
-                out.append(contentsOf: Keys.modified)
-                JSONBytes.int(Int64(bitPattern: image.modified), &out)
-                out.append(contentsOf: Keys.descriptor)
-                if image.descriptor == Descriptor() {
-                    out.append(contentsOf: Keys.emptyObject)  // every state not declared otherwise
-                } else {
-                    try image.descriptor.wireValue.writeJSON(into: &out)
-                }
-            } else {
-                out.append(contentsOf: Keys.removed)
-            }
-            out.append(UInt8(ascii: "}"))
+            try self.image(image, into: &out)
         }
         out.append(UInt8(ascii: "]"))
     }
 
-    private static func path(_ path: JSONPointer, _ out: inout [UInt8]) throws(TetherError) {
-        if path.isRoot {
-            out.append(contentsOf: Keys.emptyString)
+    /// `images([image])`.
+    static func images(of image: StateImage, into out: inout ByteWriter) throws(TetherError) {
+        out.append(UInt8(ascii: "["))
+        try self.image(image, into: &out)
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func image(_ image: StateImage, into out: inout ByteWriter) throws(TetherError) {
+        out.append(Keys.name)
+        try out.appendString(image.name)
+        if let value = image.value {
+            out.append(Keys.storedValue)
+            try out.appendValue(value)  // null included: a subscript set keeps it
+            try bytesAt(of: value, &out)
+            out.append(Keys.modified)
+            out.appendInt(Int64(bitPattern: image.modified))
+            if image.descriptor == Descriptor() {
+                out.append(Keys.emptyDescriptorEnd)  // every state not declared otherwise
+                return
+            }
+            out.append(Keys.descriptor)
+            var text: [UInt8] = []
+            try image.descriptor.wireValue.writeJSON(into: &text)
+            out.append(text)
         } else {
-            try JSONBytes.string(path.description, &out)
+            out.append(Keys.removed)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private static func path(_ path: JSONPointer, _ out: inout ByteWriter) throws(TetherError) {
+        if path.isRoot {
+            out.append(Keys.emptyString)
+        } else {
+            try out.appendString(path.description)
         }
     }
 
     /// `,"bytes_at":[…]` when the value holds bytes.
-    private static func bytesAt(of value: Value, _ out: inout [UInt8]) throws(TetherError) {
+    private static func bytesAt(of value: Value, _ out: inout ByteWriter) throws(TetherError) {
         switch value {
         case .bytes, .array, .object: break
         default: return  // a scalar holds no bytes
         }
         let pointers = BytesAt.pointers(in: value)
         guard !pointers.isEmpty else { return }
-        out.append(contentsOf: Keys.bytesAt)
-        try Value.array(pointers.map(Value.string)).writeJSON(into: &out)
+        out.append(Keys.bytesAt)
+        var text: [UInt8] = []
+        try Value.array(pointers.map(Value.string)).writeJSON(into: &text)
+        out.append(text)
     }
 
-    /// The fixed parts, as bytes once (appending an array is a copy).
+    /// The fixed parts (computed: a `static let` is a lazy global, checked
+    /// at every use).
     private enum Keys {
-        static let name = Array(#"{"name":"#.utf8)
-        static let setPath = Array(#","op":"set","path":"#.utf8)
-        static let removePath = Array(#","op":"remove","path":"#.utf8)
-        static let value = Array(#","value":"#.utf8)
-        static let bytesAt = Array(#","bytes_at":"#.utf8)
-        static let storedValue = Array(#","stored":{"value":"#.utf8)
-        static let modified = Array(#"},"modified":"#.utf8)
-        static let descriptor = Array(#","descriptor":"#.utf8)
-        static let removed = Array(#","removed":true"#.utf8)
-        static let emptyObject = Array("{}".utf8)
-        static let emptyString = Array(#""""#.utf8)
+        static var name: StaticString { #"{"name":"# }
+        static var setPath: StaticString { #","op":"set","path":"# }
+        static var removePath: StaticString { #","op":"remove","path":"# }
+        static var value: StaticString { #","value":"# }
+        static var bytesAt: StaticString { #","bytes_at":"# }
+        static var storedValue: StaticString { #","stored":{"value":"# }
+        static var modified: StaticString { #"},"modified":"# }
+        static var descriptor: StaticString { #","descriptor":"# }
+        static var removed: StaticString { #","removed":true"# }
+        static var setRootValue: StaticString { #","op":"set","path":"","value":"# }
+        static var emptyDescriptorEnd: StaticString { #","descriptor":{}}"# }
+        static var emptyString: StaticString { #""""# }
     }
 }

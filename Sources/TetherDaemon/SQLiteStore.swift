@@ -47,7 +47,7 @@ public final class SQLiteStore: CommitSink {
     private var commitStatement: OpaquePointer?
     /// The pending log rows' `changes` and `images` text (reused: no
     /// allocation per commit).
-    private var rowText: [UInt8] = []
+    private var rowText = ByteWriter()
     private var inTransaction = false
     private let logCapacity: Int
     private var lastRevision: UInt64 = 0
@@ -62,36 +62,31 @@ public final class SQLiteStore: CommitSink {
     let flushEvery: Int
     /// The log rows up to here are deleted (pruning goes in batches).
     private var prunedThrough: UInt64 = 0
-    /// Checkpoints off the commit path (see Checkpointer).
-    private let checkpointer: Checkpointer
     /// WAL pages after the last commit (SQLite's WAL hook says).
     public private(set) var walPages: Int32 = 0
-    /// WAL pages when the checkpointer was last asked (once per 1,000 new
-    /// pages, not after every commit past the threshold).
-    private var pokedAt: Int32 = 0
-    /// Checkpointer runs whose tail this writer has copied.
-    private var tailedRuns = 0
-    /// For tests: blocks until the checkpointer has finished `n` runs.
-    public func waitForCheckpoints(_ n: Int) { checkpointer.waitForRuns(n) }
-
-    /// Past this many WAL pages the checkpointer thread is asked to copy
-    /// the WAL back (SQLite's own automatic threshold by default).
+    /// Past this many WAL pages the writer copies the WAL back into the
+    /// database after its commit (SQLite's own automatic threshold by
+    /// default), so the WAL starts over at its beginning with the next
+    /// commit. See `checkpointIfLarge`.
     let checkpointPages: Int32
-    /// Past this many the writer checkpoints itself after its commit: a
-    /// writer that never pauses keeps the background checkpoint from ever
-    /// finishing the whole WAL (the WAL only starts over when a
-    /// checkpoint copied all of it before the next write), so this bounds
-    /// the file; what it copies is what the background one had not yet.
-    let inlineCheckpointPages: Int32
+    /// Checkpoints run (for tests).
+    public private(set) var checkpoints = 0
 
+    /// `exclusive`: the connection takes SQLite's locks once and keeps
+    /// them (`locking_mode=EXCLUSIVE`, the WAL index in this process's
+    /// memory): no other connection can read the store while this one is
+    /// open (a second tetherd on the same data directory fails to load
+    /// it). Per group commit that saves six fcntl locks (WAL read and
+    /// write locks taken and dropped) and the shared WAL index's checks
+    /// (~1.3 k instructions of a one-commit group's BEGIN and COMMIT,
+    /// docs/daemon-performance.md). Off only where a test or the fuzzer
+    /// reads the store through a second connection while it is open.
     public init(directory: String, durability: Durability, logCapacity: Int,
-                checkpointPages: Int32 = 1000, inlineCheckpointPages: Int32 = 8000, flushEvery: Int = 256) throws(TetherError) {
+                checkpointPages: Int32 = 1000, flushEvery: Int = 256, exclusive: Bool = true) throws(TetherError) {
         path = directory + "/tether.db"
         self.flushEvery = max(1, flushEvery)
         self.checkpointPages = max(1, checkpointPages)
-        self.inlineCheckpointPages = max(self.checkpointPages, inlineCheckpointPages)
         self.logCapacity = max(1, logCapacity)
-        checkpointer = Checkpointer(path: path)
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         db = handle
@@ -101,9 +96,13 @@ public final class SQLiteStore: CommitSink {
             db = nil
             throw TetherError(.loopFailure, "cannot open the store \(path): \(why)")
         }
+        // Before the first access in WAL mode, or the WAL index goes to
+        // shared memory and every transaction locks it.
+        if exclusive { try exec("PRAGMA locking_mode=EXCLUSIVE") }
         try exec("PRAGMA journal_mode=WAL")
         try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
-        // No checkpoint inside a commit: the WAL hook pokes the checkpointer.
+        // No checkpoint inside a commit's COMMIT: the writer runs its own
+        // once the COMMIT is done (checkpointIfLarge).
         try exec("PRAGMA wal_autocheckpoint=0")
         sqlite3_wal_hook(db, { context, _, _, pages in
             Unmanaged<SQLiteStore>.fromOpaque(context!).takeUnretainedValue().walPages = pages
@@ -129,7 +128,6 @@ public final class SQLiteStore: CommitSink {
     }
 
     deinit {
-        checkpointer.stop()
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close(db)
     }
@@ -219,10 +217,25 @@ public final class SQLiteStore: CommitSink {
         try LogRowText.changes(commit.changes, into: &rowText)
         let changesEnd = rowText.count
         try LogRowText.images(states, into: &rowText)
+        for image in states { unapplied[image.name] = image }
+        try pend(commit, start: start, changesEnd: changesEnd)
+    }
+
+    public func record(_ commit: Commit, state: StateImage) throws {
+        try begin()
+        let start = rowText.count
+        try LogRowText.changes(commit.changes, into: &rowText)
+        let changesEnd = rowText.count
+        try LogRowText.images(of: state, into: &rowText)
+        unapplied[state.name] = state
+        try pend(commit, start: start, changesEnd: changesEnd)
+    }
+
+    /// The commit's row, its text written, waits for its INSERT.
+    private func pend(_ commit: Commit, start: Int, changesEnd: Int) throws(TetherError) {
         pendingRows.append(PendingRow(revision: commit.revision, tag: commit.tag, origin: commit.origin,
                                       start: start, changesEnd: changesEnd, end: rowText.count))
         if pendingRows.count == SQLiteStore.rowsPerInsert { try insertPendingRows() }
-        for image in states { unapplied[image.name] = image }
         unappliedCommits += 1
         // The revision is not written per commit (a page per commit): the
         // log always holds the newest commit (pruning and Compact keep it),
@@ -244,32 +257,37 @@ public final class SQLiteStore: CommitSink {
     }
 
     private var pendingRows: [PendingRow] = []
-    static let rowsPerInsert = 16
-    /// `insertStatements[k]`: the INSERT of k rows, prepared once needed.
+    /// (64: a group of 64 clients' commits, ~40, is one statement.)
+    static let rowsPerInsert = 64
+    /// `insertStatements[k]`: the INSERT of k rows, prepared once needed;
+    /// `untaggedInserts[k]` leaves out `tag` and `origin` (NULL, as bound
+    /// NULLs store them), for rows that have none, nearly all: two
+    /// parameters fewer to bind and copy per row (~200 instructions).
     private var insertStatements = [OpaquePointer?](repeating: nil, count: rowsPerInsert + 1)
+    private var untaggedInserts = [OpaquePointer?](repeating: nil, count: rowsPerInsert + 1)
 
     private func insertPendingRows() throws(TetherError) {
         var done = 0
         while done < pendingRows.count {
             let k = min(SQLiteStore.rowsPerInsert, pendingRows.count - done)
-            if insertStatements[k] == nil {
-                let values = (0..<k).map { i in "(?\(5 * i + 1), ?\(5 * i + 2), ?\(5 * i + 3), ?\(5 * i + 4), ?\(5 * i + 5))" }
-                insertStatements[k] = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES " + values.joined(separator: ", "))
-            }
-            let s = Statement(raw: insertStatements[k]!)
-            let rc = rowText.withUnsafeBufferPointer { text in
-                for i in 0..<k {
-                    let row = pendingRows[done + i]
-                    let first = Int32(5 * i)
-                    s.bind(first + 1, Int64(bitPattern: row.revision))
-                    s.bind(first + 2, row.tag)
-                    s.bind(first + 3, row.origin.map { Int64(bitPattern: $0) })
-                    // Bound without a copy: the step reads them before this returns.
-                    s.bind(first + 4, static: UnsafeBufferPointer(rebasing: text[row.start..<row.changesEnd]))
-                    s.bind(first + 5, static: UnsafeBufferPointer(rebasing: text[row.changesEnd..<row.end]))
+            var tagged = false
+            for i in done..<(done + k) where pendingRows[i].tag != nil || pendingRows[i].origin != nil { tagged = true }
+            let s = Statement(raw: try insertStatement(rows: k, tagged: tagged))
+            let perRow: Int32 = tagged ? 5 : 3
+            for i in 0..<k {
+                let row = pendingRows[done + i]
+                var column = perRow * Int32(i) + 1
+                s.bind(column, Int64(bitPattern: row.revision))
+                if tagged {
+                    s.bind(column + 1, row.tag)
+                    s.bind(column + 2, row.origin.map { Int64(bitPattern: $0) })
+                    column += 2
                 }
-                return sqlite3_step(s.raw)
+                // Bound without a copy: the step reads them before rowText changes.
+                s.bind(column + 1, static: rowText.bytes(row.start, row.changesEnd))
+                s.bind(column + 2, static: rowText.bytes(row.changesEnd, row.end))
             }
+            let rc = sqlite3_step(s.raw)
             // No sqlite3_clear_bindings: every parameter is bound again before the next step.
             sqlite3_reset(s.raw)
             guard rc == SQLITE_DONE else {
@@ -278,7 +296,22 @@ public final class SQLiteStore: CommitSink {
             done += k
         }
         pendingRows.removeAll(keepingCapacity: true)
-        rowText.removeAll(keepingCapacity: true)
+        rowText.removeAll()
+    }
+
+    private func insertStatement(rows k: Int, tagged: Bool) throws(TetherError) -> OpaquePointer {
+        if tagged {
+            if let s = insertStatements[k] { return s }
+            let values = (0..<k).map { i in "(?\(5 * i + 1), ?\(5 * i + 2), ?\(5 * i + 3), ?\(5 * i + 4), ?\(5 * i + 5))" }
+            let s = try prepared("INSERT INTO log(revision, tag, origin, changes, images) VALUES " + values.joined(separator: ", "))
+            insertStatements[k] = s
+            return s
+        }
+        if let s = untaggedInserts[k] { return s }
+        let values = (0..<k).map { i in "(?\(3 * i + 1), ?\(3 * i + 2), ?\(3 * i + 3))" }
+        let s = try prepared("INSERT INTO log(revision, changes, images) VALUES " + values.joined(separator: ", "))
+        untaggedInserts[k] = s
+        return s
     }
 
     public func describe(_ name: String, _ descriptor: Descriptor) throws {
@@ -337,31 +370,24 @@ public final class SQLiteStore: CommitSink {
         unappliedCommits = 0
     }
 
-    /// After a commit: a WAL past the threshold is copied back, by the
-    /// checkpointer, or here when it grew too large meanwhile.
+    /// After a commit: a WAL past the threshold is copied back into the
+    /// database, here, on the writer's connection. No other connection may
+    /// hold the store (exclusive locking), so this is the only place a
+    /// checkpoint can run; with no reader it copies all of the WAL, and the
+    /// next commit starts the WAL over at the beginning of the file (a WAL
+    /// that only grows makes every commit's fdatasync also commit the
+    /// file's new size: 1.5-2x slower on this disk,
+    /// docs/daemon-performance.md). It costs the commit path one pass over
+    /// the distinct pages of the last `checkpointPages` frames and a sync
+    /// of the database file: the background checkpointer this replaces did
+    /// the same on the same CPU, and its writer synced the database file
+    /// again to copy the frames committed meanwhile.
     private func checkpointIfLarge() {
-        let runs = checkpointer.completedRuns
-        if walPages >= inlineCheckpointPages {
-            // BUSY (the checkpointer is at it) leaves it to the next commit.
-            if sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK { walPages = 0 }
-            tailedRuns = runs
-        } else if runs > tailedRuns {
-            // The background checkpoint copied the WAL as it was when it
-            // began; the few frames committed meanwhile are copied here, so
-            // that all of it is copied and the next commit starts the WAL
-            // over at its beginning. Otherwise, with commits coming all the
-            // time, it only started over at `inlineCheckpointPages`, and
-            // until then every commit wrote past the end of the file, whose
-            // fdatasync must also commit the file's new size: 1.5-2x slower
-            // on this disk (docs/daemon-performance.md).
-            tailedRuns = runs
-            _ = sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-        } else {
-            if walPages < pokedAt { pokedAt = 0 }  // the WAL started over
-            if walPages >= pokedAt + checkpointPages {
-                pokedAt = walPages
-                checkpointer.poke()
-            }
+        guard walPages >= checkpointPages else { return }
+        // BUSY (a reader, in a non-exclusive store) leaves it to the next commit.
+        if sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK {
+            walPages = 0
+            checkpoints += 1
         }
     }
 

@@ -309,6 +309,34 @@ public final class Session {
         return !ready.isEmpty || (closeReason != nil && held.isEmpty)
     }
 
+    /// The end of a turn whose output may be written at once (nothing of
+    /// this session is held, and everything it may show is durable): its
+    /// output joins the ready output. Returns what `release` returns.
+    func releaseNow() -> Bool {
+        if !output.isEmpty {
+            if ready.isEmpty {
+                swap(&ready, &output)  // `output` takes the written buffer's capacity
+            } else {
+                ready.append(contentsOf: output)
+                output.removeAll(keepingCapacity: true)
+            }
+        }
+        return !ready.isEmpty || closeReason != nil
+    }
+
+    /// Whether output is ready for the transport.
+    var hasReady: Bool { !ready.isEmpty }
+
+    /// Passes the ready output to `write`, then forgets it, keeping a
+    /// small buffer for the next turn's output (one allocation less per
+    /// turn; a large one is let go).
+    func writeReady(_ write: ([UInt8]) -> Void) {
+        write(ready)
+        if ready.capacity > Session.keptCapacity { ready = [] } else { ready.removeAll(keepingCapacity: true) }
+    }
+
+    static let keptCapacity = 16 << 10
+
     /// The transport is gone: nothing more will be written.
     func dropOutput() {
         held.removeAll()

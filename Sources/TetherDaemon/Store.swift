@@ -442,19 +442,19 @@ public final class Store {
 
     /// Hands a commit and the states as it left them to the store.
     private func record(_ commit: Commit, _ changed: StateRecord?, in sink: CommitSink) {
-        var images: [StateImage] = []
-        if let r = changed {
-            images.append(StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
-        } else if commit.changes.count == 1 {
-            images.append(image(of: commit.changes[0].name, commit))  // no Set for one name
-        } else {
-            var seen = Set<String>()
-            for change in commit.changes where seen.insert(change.name).inserted {
-                images.append(image(of: change.name, commit))
-            }
-        }
         do {
-            try sink.record(commit, states: images)
+            if let r = changed {
+                try sink.record(commit, state: StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
+            } else if commit.changes.count == 1 {
+                try sink.record(commit, state: image(of: commit.changes[0].name, commit))  // no Set for one name
+            } else {
+                var images: [StateImage] = []
+                var seen = Set<String>()
+                for change in commit.changes where seen.insert(change.name).inserted {
+                    images.append(image(of: change.name, commit))
+                }
+                try sink.record(commit, states: images)
+            }
         } catch {
             // The state in memory is ahead of the store: nothing can be
             // acknowledged any more. The daemon stops (the store is the truth).

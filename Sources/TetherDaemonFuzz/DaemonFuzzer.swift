@@ -180,7 +180,8 @@ struct SessionRun {
     init() {
         SessionRun.directoryPath = SessionRun.directory
         SessionRun.removeStore()
-        sqlite = try! SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity)
+        // Not exclusive: checkRestart reads it through a second connection while it is open.
+        sqlite = try! SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity, exclusive: false)
         _ = try! sqlite.load()
         try! sqlite.start(epoch: F.epoch)
         let store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
@@ -487,7 +488,7 @@ struct SessionRun {
     private mutating func checkRestart(names: [String], checker: Client) {
         let restarted: Service
         do {
-            let reopened = try SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity)
+            let reopened = try SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity, exclusive: false)
             let contents = try reopened.load()
             guard contents.epoch == F.epoch else {
                 problems.append("after a restart the epoch is \(contents.epoch ?? "(none)"), not \(F.epoch)")

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import TetherCore
-import TetherDaemon
+@testable import TetherDaemon
 import TetherWire
 import XCTest
 
@@ -249,6 +249,45 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(d.written().first?.parameters.int("revision"), 2)
     }
 
+    /// The daemon's end of a turn (`endOfTurn(write:)`): with the inline
+    /// group commit, a turn's output is written at its end, without being
+    /// held; with a group in flight it is held as `endOfTurn()` holds it,
+    /// and once older output waits, newer output waits behind it.
+    func testTheDaemonsEndOfTurnWritesWhatIsDurableAndHoldsTheRest() throws {
+        let sink = GatedSink()
+        let inline = GroupCommitter(inner: sink, mode: .inline)
+        defer { inline.close() }
+        let store = try Store(epoch: "e1", sink: inline)
+        let service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
+        let c = Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())))
+        let d = Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid())))
+        for _ in 0..<3 { sink.open() }
+        for round in 1...3 {
+            c.send("io.tether.Set", ["name": "a", "value": .int(Int64(round))])
+            d.send("io.tether.Get", ["name": "a"])
+            var written: [Session] = []
+            service.endOfTurn { written.append($0) }
+            XCTAssertEqual(sink.durableRevisions.last, UInt64(round), "synced before anything is written")
+            XCTAssertTrue(written.count == 2 && written[0] === c.session && written[1] === d.session)
+            XCTAssertEqual(c.written().map { $0.parameters.int("revision") }, [Int64(round)])
+            XCTAssertEqual(d.written().first?.parameters.int("revision"), Int64(round))
+            XCTAssertFalse(service.hasPending)
+        }
+
+        let h = try Harness()  // pipelined: the group is synced on the sync thread
+        let e = h.connect()
+        e.send("io.tether.Set", ["name": "b", "value": 1])
+        var written: [Session] = []
+        h.service.endOfTurn { written.append($0) }
+        XCTAssertTrue(written.isEmpty, "held: its group is not durable")
+        h.sink.waitUntilSyncing(1)
+        e.send("io.tether.Get", ["name": "b"])
+        h.service.endOfTurn { written.append($0) }
+        XCTAssertTrue(written.isEmpty, "held behind the group in flight")
+        XCTAssertTrue(h.syncOneGroup().contains { $0 === e.session })
+        XCTAssertEqual(e.written().map { $0.parameters.int("revision") }, [1, 1], "in call order")
+    }
+
     func testDrainMakesEverythingDurable() throws {
         let h = try Harness()
         let c = h.connect()
@@ -264,68 +303,91 @@ final class GroupCommitTests: XCTestCase {
     }
 }
 
-/// The store's checkpoints run off the commit path (Checkpointer) and the
-/// WAL stays bounded even when the writer never pauses.
+/// The writer checkpoints after the commit that takes the WAL past its
+/// threshold (never inside a COMMIT), so the WAL stays bounded and starts
+/// over; the store's connection keeps SQLite's locks (exclusive).
 final class CheckpointTests: XCTestCase {
-    func testTheWALStaysBoundedWithoutAutomaticCheckpoints() throws {
+    func makeDirectory() throws -> String {
         let template = NSTemporaryDirectory() + "tether-wal.XXXXXX"
         var bytes = Array(template.utf8CString)
-        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+        return String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+    }
+
+    func commit(_ sqlite: SQLiteStore, _ revision: UInt64, _ value: Value) throws {
+        let name = "s\(revision % 10)"
+        try sqlite.record(Commit(revision: revision, changes: [Change(name: name, write: .set(value))], tag: nil, origin: nil),
+                          states: [StateImage(name: name, value: value, modified: revision, descriptor: Descriptor())])
+        try sqlite.sync()
+    }
+
+    func testTheWALStaysBoundedWithoutAutomaticCheckpoints() throws {
+        let directory = try makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // (A log that keeps everything: pruning 256 rows of 10 KB at once is
         // one large transaction of its own, beside the point here.)
-        let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000,
-                                     checkpointPages: 50, inlineCheckpointPages: 200)
+        let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000, checkpointPages: 50)
         _ = try sqlite.load()
         try sqlite.start(epoch: "e1")
         var largest: Int32 = 0
         let value = Value.string(String(repeating: "x", count: 5000))  // more than a page per commit
         for revision in UInt64(1)...1500 {
-            let name = "s\(revision % 10)"
-            try sqlite.record(Commit(revision: revision, changes: [Change(name: name, write: .set(value))], tag: nil, origin: nil),
-                              states: [StateImage(name: name, value: value, modified: revision, descriptor: Descriptor())])
-            try sqlite.sync()
+            try commit(sqlite, revision, value)
             largest = max(largest, sqlite.walPages)
         }
-        // Each commit adds a few pages; once past 200 the writer copies the
-        // WAL back itself, so it never holds much more than that.
-        XCTAssertGreaterThan(largest, 50, "the WAL grew: no automatic checkpoint at 50 pages")
-        XCTAssertLessThan(largest, 200 + 20, "bounded by the inline checkpoint")
+        XCTAssertGreaterThan(sqlite.checkpoints, 20, "a checkpoint every 50 pages or so")
+        XCTAssertLessThan(largest, 50, "copied back after the commit that reached 50 pages")
         var st = stat()
         XCTAssertEqual(stat(directory + "/tether.db-wal", &st), 0)
-        XCTAssertLessThan(Int(st.st_size), (200 + 20) * 4200, "the WAL file starts over instead of growing")
+        XCTAssertLessThan(Int(st.st_size), (50 + 20) * 4200, "the WAL file starts over instead of growing")
     }
 
-    /// The background checkpoint cannot copy what is committed while it
-    /// runs; the writer copies that tail, so the WAL starts over long
-    /// before the inline limit (a WAL that only grows makes every commit's
-    /// fdatasync also commit the file's size).
-    func testTheWALStartsOverAfterEachBackgroundCheckpoint() throws {
-        let template = NSTemporaryDirectory() + "tether-wal.XXXXXX"
-        var bytes = Array(template.utf8CString)
-        let directory = String(cString: try XCTUnwrap(mkdtemp(&bytes)))
+    /// A checkpoint copies all of the WAL (nobody else reads the store), so
+    /// the next commit starts the WAL over at the beginning of the file (a
+    /// WAL that only grows makes every commit's fdatasync also commit the
+    /// file's size).
+    func testTheWALStartsOverAfterEachCheckpoint() throws {
+        let directory = try makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000,
-                                     checkpointPages: 50, inlineCheckpointPages: 100_000)
+        let sqlite = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 10_000, checkpointPages: 50)
         _ = try sqlite.load()
         try sqlite.start(epoch: "e1")
         var revision: UInt64 = 0
-        func commit() throws {
+        var pages: Int32 = 0
+        while sqlite.checkpoints == 0 {
+            pages = sqlite.walPages
             revision += 1
-            let name = "s\(revision % 10)"
-            try sqlite.record(Commit(revision: revision, changes: [Change(name: name, write: .set(.int(Int64(revision))))], tag: nil, origin: nil),
-                              states: [StateImage(name: name, value: .int(Int64(revision)), modified: revision, descriptor: Descriptor())])
-            try sqlite.sync()
+            try commit(sqlite, revision, .int(Int64(revision)))
         }
-        while sqlite.walPages < 50 { try commit() }  // the commit that passes 50 pokes the checkpointer
-        let pages = sqlite.walPages
-        sqlite.waitForCheckpoints(1)
-        try commit()  // copies what the checkpoint did not see
-        try commit()  // and so starts the WAL over
+        XCTAssertGreaterThanOrEqual(pages, 45, "no checkpoint before the threshold")
+        revision += 1
+        try commit(sqlite, revision, .int(Int64(revision)))
         XCTAssertLessThanOrEqual(sqlite.walPages, 3, "the WAL started over (it held \(pages) pages)")
-        for _ in 0..<20 { try commit() }
+        for _ in 0..<20 {
+            revision += 1
+            try commit(sqlite, revision, .int(Int64(revision)))
+        }
         var st = stat()
         XCTAssertEqual(stat(directory + "/tether.db-wal", &st), 0)
         XCTAssertLessThan(Int(st.st_size), (Int(pages) + 5) * 4200, "the WAL file was reused, not grown")
+    }
+
+    /// The store keeps its locks: a second store on the same directory
+    /// (a second tetherd) cannot read it until the first is closed. Not
+    /// exclusive, two can (the fuzzer reads its store while it is open).
+    func testAStoreIsOnlyOpenOnceUnlessNotExclusive() throws {
+        let directory = try makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let first = try SQLiteStore(directory: directory, durability: .full, logCapacity: 100)
+            _ = try first.load()
+            try first.start(epoch: "e1")
+            try commit(first, 1, .int(1))
+            XCTAssertThrowsError(try SQLiteStore(directory: directory, durability: .full, logCapacity: 100).load())
+        }
+        let again = try SQLiteStore(directory: directory, durability: .full, logCapacity: 100, exclusive: false)
+        XCTAssertEqual(try again.load().revision, 1, "closed: the next one opens it")
+        try commit(again, 2, .int(2))
+        let reader = try SQLiteStore(directory: directory, durability: .full, logCapacity: 100, exclusive: false)
+        XCTAssertEqual(try reader.load().revision, 2)
     }
 }

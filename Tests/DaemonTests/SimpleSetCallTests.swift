@@ -69,6 +69,8 @@ final class SimpleSetCallTests: XCTestCase {
         set("a", "2"),
         #"{"parameters":{"value":3,"name":"a"},"method":"io.tether.Set"}"#,
         " {\n\t\"method\" : \"io.tether.Set\" ,\r\n \"parameters\" : { \"name\" : \"a\" , \"value\" : 4 } } \n",
+        // The canonical prefix (compared at once), then whitespace.
+        "{\"method\":\"io.tether.Set\",\"parameters\":{\"name\": \"a\" ,\n\"value\" : 5 } }\t",
         set("a", "-0"), set("a", "1.5"), set("a", "1e3"), set("a", "1E-3"), set("a", "-12.5e+2"),
         set("a", "9223372036854775807"), set("a", "9223372036854775808"), set("a", "-9223372036854775808"),
         set("a", "true"), set("a", "false"), set("a", "null"), set("a", "\"\""),
@@ -113,6 +115,9 @@ final class SimpleSetCallTests: XCTestCase {
         #"{"method":"io.tether.Set","parameters":{"name":"a","value":1},"parameters":{"name":"b","value":2}}"#,
         #"{"method":"io.tether.Set","parameters":{"name":"a","name":"b","value":1}}"#,
         #"{"method":"io.tether.Set","parameters":{"name":"a","value":1,"value":2}}"#,
+        #"{"method":"io.tether.Set","parameters":{"name":"a","value":1,"name":"b"}}"#,
+        #"{"method":"io.tether.Set","parameters":{"name":"a","value":1}} {}"#,
+        #"{"method":"io.tether.Set","parameters":{"name":"a","value":[1,}}"#,
         #"{"method":"io.tether.Sett","parameters":{"name":"a","value":1}}"#,
         #"{"method":"io.tether.set","parameters":{"name":"a","value":1}}"#,
         #"{"method":"io.tether.Nope","parameters":{"name":"a","value":1}}"#,
@@ -197,6 +202,34 @@ final class SimpleSetCallTests: XCTestCase {
             XCTAssertEqual(parsed.value, value, text)
             if case .double(let a) = parsed.value, case .double(let b) = value {
                 XCTAssertEqual(a.bitPattern, b.bitPattern, "the same double, sign of zero included: \(text)")
+            }
+        }
+    }
+
+    /// `plainInt` says what the JSON parser says of every number it takes,
+    /// and nothing of what it leaves to the parser.
+    func testPlainIntsAreWhatTheParserReads() throws {
+        var texts = ["0", "-0", "1", "-1", "9", "10", "-10", "00", "01", "-01", "-", "", "+1", "1.0", "1e2", "1 ", " 1",
+                     "0x1", "1-", "--1", "123456789012345678", "-123456789012345678", "999999999999999999",
+                     "1234567890123456789", "-1234567890123456789", "9223372036854775807", "-9223372036854775808",
+                     "9223372036854775808", "12a", "\u{0}", "١"]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<3000 {
+            let digits = Int.random(in: 1...20, using: &rng)
+            var t = Bool.random(using: &rng) ? "-" : ""
+            for _ in 0..<digits { t += String(Int.random(in: 0...9, using: &rng)) }
+            texts.append(t)
+        }
+        for text in texts {
+            let bytes = Array(text.utf8)
+            let fast = bytes.withUnsafeBufferPointer { SimpleSetCall.plainInt($0) }
+            let parsed = try? Value(json: text)
+            if let fast {
+                XCTAssertEqual(parsed, .int(fast), text)
+            } else if case .int? = parsed, !text.contains(" ") {
+                // Left to the parser: only past 18 digits (or with the
+                // whitespace the parser skips, which valueExtent never includes).
+                XCTAssertGreaterThan(bytes.filter { $0 != UInt8(ascii: "-") }.count, 18, text)
             }
         }
     }

@@ -5,7 +5,7 @@ docs/daemon-performance.md. Not part of `make bench`.
     python3 benchmarks/daemon/profile_tetherd.py LOAD [N] [--out FILE]
 
 LOAD: set (N Set calls, one at a time), get (N Get calls, one at a time),
-pipelined (N Set calls, 16 per write), fanout (N Sets to one state
+pipelined (N Set calls, 16 per write, or --batch), fanout (N Sets to one state
 watched by 100 connections, each Set waiting for its 100 deliveries).
 Instruction counts repeat exactly from run to run, unlike times on a busy
 VM: divide a function's inclusive count by N for its cost per call.
@@ -71,6 +71,8 @@ def main():
     ap.add_argument("--tool", default="callgrind", help="callgrind, or none (no valgrind)")
     ap.add_argument("--durability", default="memory", choices=["memory", "full", "normal"],
                     help="memory (--memory, the default), or a store with --durability full / normal")
+    ap.add_argument("--batch", type=int, default=16,
+                    help="Sets per write for the pipelined load (16; 64 is about a group of 64 durable clients)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="profile-tetherd.")
     sock_path = os.path.join(tmp, "tetherd.sock")
@@ -120,9 +122,9 @@ def main():
             c.sendall(call)
             recv_msg(c, buf)
     elif a.load == "pipelined":
-        for b in range(a.n // 16):
-            c.sendall(b"".join(set_call("k", b * 16 + k + 1) for k in range(16)))
-            for _ in range(16):
+        for b in range(a.n // a.batch):
+            c.sendall(b"".join(set_call("k", b * a.batch + k + 1) for k in range(a.batch)))
+            for _ in range(a.batch):
                 recv_msg(c, buf)
     else:
         for i in range(a.n):
