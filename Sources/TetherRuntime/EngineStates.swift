@@ -117,6 +117,29 @@ extension Runtimes {
         if let failure { throw failure }
     }
 
+    /// `writeState`, saying whether the write changed the state: true
+    /// when its revision moved past the runtime's revision from before the
+    /// write (an equal value leaves it), nil when this thread's open
+    /// transaction staged it (decided at commit). For a caller that must
+    /// know, as the daemon does for every Set: reading the revision before
+    /// and after was two more lookups and lock sections (~380 instructions,
+    /// docs/daemon-performance.md).
+    package static func writeStateReportingChange(_ s: UInt64, _ op: WriteOp) throws(TetherError) -> Bool? {
+        guard let borrowed = RuntimeTable.locked(s, .state) else { throw staleError(.state, s) }
+        var failure: TetherError?
+        var changed: Bool?
+        borrowed._withUnsafeGuaranteedRef { engine in
+            let before = engine.graph.revision  // under the lock `locked` took
+            switch engine.write(stateID(s), op, wantRevision: true) {
+            case let .done(revision): changed = revision > before
+            case .staged: changed = nil
+            case let .failed(error): failure = error
+            }
+        }
+        if let failure { throw failure }
+        return changed
+    }
+
     /// Runs `read` on the engine `id` names, borrowed (no retain and
     /// release of it) and under its lock, released whatever `read` does.
     @inlinable @inline(__always)

@@ -19,6 +19,23 @@ final class SessionTests: XCTestCase {
         let same = c.ok("io.tether.Set", ["name": "settings", "path": "/theme", "value": "dark"])
         XCTAssertEqual(same.int("revision"), 2)
         XCTAssertEqual(same.bool("changed"), false)
+        // The whole value, equal, with and without a tag (the untagged Set
+        // learns it from the write itself, the tagged one from revisions).
+        let whole = c.ok("io.tether.Set", ["name": "settings", "value": json(#"{"theme":"dark","size":3}"#)])
+        XCTAssertEqual(whole.int("revision"), 2)
+        XCTAssertEqual(whole.bool("changed"), false)
+        let tagged = c.ok("io.tether.Set", ["name": "settings", "value": json(#"{"theme":"dark","size":3}"#), "tag": "t"])
+        XCTAssertEqual(tagged.int("revision"), 2)
+        XCTAssertEqual(tagged.bool("changed"), false)
+        let n = c.ok("io.tether.Set", ["name": "n", "value": 5])
+        XCTAssertEqual(n.bool("changed"), true)
+        XCTAssertEqual(n.int("revision"), 3)
+        XCTAssertEqual(c.ok("io.tether.Set", ["name": "n", "value": 5]).bool("changed"), false)
+        XCTAssertEqual(c.ok("io.tether.Set", ["name": "n", "value": 6, "tag": "t"]).bool("changed"), true)
+        XCTAssertEqual(c.ok("io.tether.Set", ["name": "n", "value": 6, "tag": "t"]).bool("changed"), false)
+        XCTAssertEqual(c.ok("io.tether.Set", ["name": "n", "value": 7]).int("revision"), 5)
+        XCTAssertEqual(c.ok("io.tether.Get", ["name": "n"])["value"], Value.int(7))
+        c.fails("io.tether.Set", ["name": "missing-then-here", "path": "/x", "value": 1], with: "io.tether.NotFound")
         let got = c.ok("io.tether.Get", ["name": "settings"])
         XCTAssertEqual(got["value"], json(#"{"theme":"dark","size":3}"#))
         XCTAssertEqual(got.int("modified"), 2)
@@ -27,7 +44,7 @@ final class SessionTests: XCTestCase {
         c.fails("io.tether.Get", ["name": "missing"], with: "io.tether.NotFound")
         c.fails("io.tether.Get", ["name": "settings", "path": "theme"], with: "io.tether.BadPath")
         c.fails("io.tether.Set", ["name": "", "value": 1], with: "org.varlink.service.InvalidParameter")
-        XCTAssertEqual(d.store.revision, 2)
+        XCTAssertEqual(d.store.revision, 5)
     }
 
     func testPipelinedCallsAreAnsweredInOrder() throws {

@@ -74,6 +74,13 @@ public final class State<T: Codable>: @unchecked Sendable {
         try Runtimes.writeState(handle, .set(Coding.encode(newValue)))
     }
 
+    /// `set`, saying whether the value changed (nil: staged by this
+    /// thread's open transaction, decided at its commit). For the daemon,
+    /// which answers every Set with it.
+    package func setReportingChange(_ newValue: T) throws(TetherError) -> Bool? {
+        try Runtimes.writeStateReportingChange(handle, .set(Coding.encode(newValue)))
+    }
+
     /// The state's revision: the runtime revision of its last change.
     public var revision: UInt64 {
         get throws(TetherError) { try Runtimes.stateRevision(handle) }
