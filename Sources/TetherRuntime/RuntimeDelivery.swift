@@ -45,7 +45,7 @@ extension Engine {
                 if Graph.isEffectEntry(entry) {
                     graph.runDerived(entry)  // its callbacks go through the gate
                 } else if graph.beginDelivery(entry, into: &delivery.pointee) {
-                    call(delivery)
+                    call(delivery) { run(&$0) }
                 }
                 runDeferredReleases()
                 if dead { lock.unlock(); return false }
@@ -105,7 +105,10 @@ extension Engine {
         let entered = DeliveryContext.push(id, round: delivery.pointee.round &+ 1, wave: delivery.pointee.change.cause.wave)
         var k = 0
         while k < count {
-            if graph.beginDirectCall(k, into: &delivery.pointee) { call(delivery, refused: !entered) }
+            if graph.beginDirectCall(k, into: &delivery.pointee) {
+                // Nesting too deep (not entered): ended without the call.
+                call(delivery) { if entered { $0.deliver() } }
+            }
             k += 1
             runDeferredReleases()
             if dead {
@@ -129,27 +132,15 @@ extension Engine {
         return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
     }
 
-    /// `call` inside a callback context the caller entered (`refused`:
-    /// nesting too deep, the call is not made but still ended).
-    @inline(__always)
-    private func call(_ delivery: UnsafeMutablePointer<Delivery>, refused: Bool) {
-        lock.unlock()
-        if !refused { delivery.pointee.deliver() }
-        lock.lock()
-        if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
-            lock.unlock()
-            runReleases(sinks: [released], bodies: [])
-            lock.lock()
-        }
-    }
-
     /// Makes the call `delivery` holds (begun, `lock` held) outside the
-    /// lock, then ends it, releasing the sink if the observer was removed
-    /// during the call. Returns with `lock` held.
+    /// lock, with `make` (`run`, which enters the callback context, or the
+    /// bare call when the caller entered it), then ends it, releasing the
+    /// sink if the observer was removed during the call. Returns with
+    /// `lock` held.
     @inline(__always)
-    private func call(_ delivery: UnsafeMutablePointer<Delivery>) {
+    private func call(_ delivery: UnsafeMutablePointer<Delivery>, _ make: (inout Delivery) -> Void) {
         lock.unlock()
-        run(&delivery.pointee)
+        make(&delivery.pointee)
         lock.lock()
         if let released = graph.endDelivery(observer: delivery.pointee.observerIndex) {
             lock.unlock()
