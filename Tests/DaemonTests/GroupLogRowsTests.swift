@@ -30,6 +30,26 @@ final class GroupLogRowsTests: XCTestCase {
         revision % 4 == 0 ? .string("v\(revision)") : .int(Int64(revision))
     }
 
+    /// A new store in `dir`, loaded and started (the states table flushed
+    /// every `flushEvery` commits: never, by default).
+    private func newStore(_ dir: String, logCapacity: Int = 10_000, flushEvery: Int = 1_000_000) throws -> SQLiteStore {
+        let sqlite = try SQLiteStore(directory: dir, durability: .normal, logCapacity: logCapacity, flushEvery: flushEvery)
+        _ = try sqlite.load()
+        try sqlite.start(epoch: "e1")
+        return sqlite
+    }
+
+    /// Every state holds what the newest of commits 1...last wrote to it,
+    /// and that commit's revision as its `modified`.
+    private func assertNewest(_ states: [StateImage], through last: UInt64,
+                              file: StaticString = #filePath, line: UInt = #line) {
+        for state in states {
+            let newest = (1...last).last { "s\($0 % 5)" == state.name }!
+            XCTAssertEqual(state.value, expectedValue(newest), state.name, file: file, line: line)
+            XCTAssertEqual(state.modified, newest, state.name, file: file, line: line)
+        }
+    }
+
     /// Groups of 1, 2, 7, a tagged one (a row per commit), 64 + 3 (a
     /// row per 64, as the pending rows are inserted), then 9: the rows are
     /// as described, and every commit and the newest image of every state
@@ -42,9 +62,7 @@ final class GroupLogRowsTests: XCTestCase {
                                                      (SQLiteStore.rowsPerInsert + 3, false), (9, false)]
         var rows: [(revision: UInt64, commits: Int)] = []
         do {
-            let sqlite = try SQLiteStore(directory: dir, durability: .normal, logCapacity: 10_000, flushEvery: 1_000_000)
-            _ = try sqlite.load()
-            try sqlite.start(epoch: "e1")
+            let sqlite = try newStore(dir)
             for group in groups {
                 for _ in 0..<group.size {
                     revision += 1
@@ -69,11 +87,7 @@ final class GroupLogRowsTests: XCTestCase {
         }
         // Never flushed (flushEvery): every state comes from the rows' images.
         XCTAssertEqual(contents.states.count, 5)
-        for state in contents.states {
-            let newest = (1...revision).last { "s\($0 % 5)" == state.name }!
-            XCTAssertEqual(state.value, expectedValue(newest), state.name)
-            XCTAssertEqual(state.modified, newest, state.name)
-        }
+        assertNewest(contents.states, through: revision)
     }
 
     /// Compact through a commit inside a group row deletes the whole row:
@@ -83,9 +97,7 @@ final class GroupLogRowsTests: XCTestCase {
         let dir = try directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
-            let sqlite = try SQLiteStore(directory: dir, durability: .normal, logCapacity: 10_000, flushEvery: 1_000_000)
-            _ = try sqlite.load()
-            try sqlite.start(epoch: "e1")
+            let sqlite = try newStore(dir)
             for r in UInt64(1)...10 { try commit(sqlite, r) }
             try sqlite.sync()  // one row: 1...10
             for r in UInt64(11)...14 { try commit(sqlite, r) }
@@ -96,10 +108,7 @@ final class GroupLogRowsTests: XCTestCase {
         let contents = try SQLiteStore(directory: dir, durability: .normal, logCapacity: 10_000).load()
         XCTAssertEqual(contents.revision, 14)
         XCTAssertEqual(contents.log.map(\.revision), Array(11...14))
-        for state in contents.states {
-            let newest = (UInt64(1)...14).last { "s\($0 % 5)" == state.name }!
-            XCTAssertEqual(state.value, expectedValue(newest), state.name)
-        }
+        assertNewest(contents.states, through: 14)
         XCTAssertEqual(contents.states.count, 5)
     }
 
@@ -110,9 +119,7 @@ final class GroupLogRowsTests: XCTestCase {
         let dir = try directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
-            let sqlite = try SQLiteStore(directory: dir, durability: .normal, logCapacity: 10_000, flushEvery: 1_000_000)
-            _ = try sqlite.load()
-            try sqlite.start(epoch: "e1")
+            let sqlite = try newStore(dir)
             for r in UInt64(1)...3 {
                 try commit(sqlite, r)
                 try sqlite.sync()  // a row each
@@ -134,10 +141,7 @@ final class GroupLogRowsTests: XCTestCase {
         }
         let contents = try SQLiteStore(directory: dir, durability: .normal, logCapacity: 10_000).load()
         XCTAssertEqual(contents.log.map(\.revision), Array(1...8))
-        for state in contents.states {
-            let newest = (UInt64(1)...8).last { "s\($0 % 5)" == state.name }!
-            XCTAssertEqual(state.value, expectedValue(newest), state.name)
-        }
+        assertNewest(contents.states, through: 8)
     }
 
     /// Pruning to the log's capacity deletes only rows wholly before the
@@ -148,9 +152,7 @@ final class GroupLogRowsTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var revision: UInt64 = 0
         do {
-            let sqlite = try SQLiteStore(directory: dir, durability: .normal, logCapacity: 20, flushEvery: 6)
-            _ = try sqlite.load()
-            try sqlite.start(epoch: "e1")
+            let sqlite = try newStore(dir, logCapacity: 20, flushEvery: 6)
             for size in [7, 7, 7, 7, 7, 7, 7, 7] {
                 for _ in 0..<size {
                     revision += 1
@@ -166,9 +168,6 @@ final class GroupLogRowsTests: XCTestCase {
         XCTAssertEqual(kept, Array(try XCTUnwrap(kept.first)...revision), "no gap")
         XCTAssertLessThanOrEqual(try XCTUnwrap(kept.first), revision - 20 + 1, "at least the capacity kept")
         XCTAssertLessThan(kept.count, Int(revision), "something was pruned")
-        for state in contents.states {
-            let newest = (1...revision).last { "s\($0 % 5)" == state.name }!
-            XCTAssertEqual(state.value, expectedValue(newest), state.name)
-        }
+        assertNewest(contents.states, through: revision)
     }
 }
