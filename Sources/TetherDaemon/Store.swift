@@ -247,9 +247,9 @@ public final class Store {
     /// checks in the same order inside the same runtime transaction, and
     /// the same errors once `write` has named them.
     private func setWhole(_ r: StateRecord, to value: Value, _ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
-        var noted: UInt64 = 0
-        var changed: Bool?  // nil: learned from the revision after the transaction
-        func stage(reporting: Bool) throws {
+        /// The checks and the write; whether it changed the value, or nil
+        /// when the runtime transaction staged it (decided at its commit).
+        func stage() throws -> Bool? {
             let size: Int
             do throws(VarlinkError) {
                 try StateName.check(op.name, parameter: "ops[0].name", limits: limits)
@@ -257,28 +257,26 @@ public final class Store {
             } catch {
                 throw WrappedVarlinkError(error: error)
             }
-            if reporting {
-                // The write says whether it changed the value: no revision
-                // read before and after (~380 instructions a Set). (Nil is
-                // a write staged by an open transaction: this path opens
-                // none, so nil would be a change not yet known: a change.)
-                changed = try r.state.setReportingChange(value) ?? true
-            } else {
-                noted = try r.state.revision
-                try r.state.set(value)
-            }
+            // The write says whether it changed the value: no revision read
+            // before and after (~380 instructions a Set).
+            let changed = try r.state.setReportingChange(value)
             // An upper bound even if the commit is refused later. The size
             // checked above: a composite's is a JSON encoding, not made twice.
             r.sizeBound = max(r.sizeBound, size)
+            return changed
         }
+        let changed: Bool
         do {
             if tag == nil && origin == nil {
                 // One write is a transaction of its own in the runtime: an
                 // explicit one only carries the tag and origin, and nothing
                 // in the daemon's runtime observes them (~1.5 k instructions).
-                try stage(reporting: true)
+                // (Nil cannot come back: no transaction is open here.)
+                changed = try stage() ?? true
             } else {
-                try runtime.transaction(tag: tag, origin: origin ?? 0) { try stage(reporting: false) }
+                let noted = try r.state.revision
+                try runtime.transaction(tag: tag, origin: origin ?? 0) { _ = try stage() }
+                changed = (try? r.state.revision).map { $0 != noted } ?? false
             }
         } catch let wrapped as WrappedVarlinkError {
             throw wrapped.error
@@ -288,13 +286,7 @@ public final class Store {
             throw VarlinkError(TetherError(.invalidArgument, "\(error)"))
         }
         // An equal value changes nothing (TransactionPlan.changedNames).
-        if let changed {
-            guard changed else { return WriteReply(revision: revision, changed: false) }
-        } else {
-            guard let now = try? r.state.revision, now != noted else {
-                return WriteReply(revision: revision, changed: false)
-            }
-        }
+        guard changed else { return WriteReply(revision: revision, changed: false) }
         revision += 1
         r.modified = revision
         try commit(Commit(revision: revision, changes: [Change(name: op.name, path: op.path, write: storedWrite(op, r))],
