@@ -347,19 +347,13 @@ public final class SQLiteStore: CommitSink {
         }
         groupChanges.append(UInt8(ascii: "]"))
         groupImages.append(UInt8(ascii: "]"))
-        if groupInsert == nil {
-            groupInsert = try prepared("INSERT INTO log(revision, changes, images, commits) VALUES (?1, ?2, ?3, ?4)")
-        }
-        let s = Statement(raw: groupInsert.unsafelyUnwrapped)
-        s.bind(1, Int64(bitPattern: pendingRows[k - 1].revision))
-        // Bound without a copy: the step reads them before they change.
-        s.bind(2, static: groupChanges.bytes(0, groupChanges.count))
-        s.bind(3, static: groupImages.bytes(0, groupImages.count))
-        s.bind(4, Int64(k))
-        let rc = sqlite3_step(s.raw)
-        sqlite3_reset(s.raw)
-        guard rc == SQLITE_DONE else {
-            throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
+        let last = pendingRows[k - 1].revision
+        try run(&groupInsert, "INSERT INTO log(revision, changes, images, commits) VALUES (?1, ?2, ?3, ?4)") { s in
+            s.bind(1, Int64(bitPattern: last))
+            // Bound without a copy: the step reads them before they change.
+            s.bind(2, static: groupChanges.bytes(0, groupChanges.count))
+            s.bind(3, static: groupImages.bytes(0, groupImages.count))
+            s.bind(4, Int64(k))
         }
         pendingRows.removeAll(keepingCapacity: true)
         rowText.removeAll()
