@@ -73,6 +73,23 @@ typedef union tether_internal_counts {
 } tether_internal_counts_t;
 extern __thread tether_internal_counts_t tether_internal_counts TETHER_INTERNAL __attribute__((tls_model("initial-exec")));
 
+/* A new innermost entry (tether_internal_enter's own, when the innermost
+ * is another runtime's), and for a caller that knows the innermost entry is not
+ * `runtime`'s (the SYNC calls a write from outside that runtime's callbacks
+ * owes): always a new entry, nothing to save. Zero when nesting is too
+ * deep (nothing entered); tether_internal_pop undoes a nonzero one. */
+static inline int tether_internal_push(uint64_t runtime, uint32_t round, const void *meta, uint64_t wave) {
+  tether_internal_tls_t *t = &tether_internal_context;
+  unsigned d = tether_internal_counts.each.depth;
+  if (d >= TETHER_INTERNAL_MAX_NESTING) return 0;
+  t->runtime[d] = runtime;
+  t->round[d] = round;
+  t->meta[d] = meta;
+  t->wave[d] = wave;
+  tether_internal_counts.each.depth = d + 1;
+  return 1;
+}
+
 static inline tether_internal_entry_saved_t tether_internal_enter(uint64_t runtime, uint32_t round,
                                                                   const void *meta, uint64_t wave) {
   tether_internal_tls_t *t = &tether_internal_context;
@@ -88,15 +105,7 @@ static inline tether_internal_entry_saved_t tether_internal_enter(uint64_t runti
     t->wave[d - 1] = wave;
     return saved;
   }
-  if (d >= TETHER_INTERNAL_MAX_NESTING) {
-    saved.how = TETHER_INTERNAL_REFUSED;
-    return saved;
-  }
-  t->runtime[d] = runtime;
-  t->round[d] = round;
-  t->meta[d] = meta;
-  t->wave[d] = wave;
-  tether_internal_counts.each.depth = d + 1;
+  if (!tether_internal_push(runtime, round, meta, wave)) saved.how = TETHER_INTERNAL_REFUSED;
   return saved;
 }
 
@@ -110,22 +119,6 @@ static inline void tether_internal_leave(tether_internal_entry_saved_t saved) {
     t->meta[d] = saved.meta;
     t->wave[d] = saved.wave;
   }
-}
-
-/* tether_internal_enter for a caller that knows the innermost entry is not
- * `runtime`'s (the SYNC calls a write from outside that runtime's callbacks
- * owes): always a new entry, nothing to save. Zero when nesting is too
- * deep (nothing entered); tether_internal_pop undoes a nonzero one. */
-static inline int tether_internal_push(uint64_t runtime, uint32_t round, const void *meta, uint64_t wave) {
-  tether_internal_tls_t *t = &tether_internal_context;
-  unsigned d = tether_internal_counts.each.depth;
-  if (d >= TETHER_INTERNAL_MAX_NESTING) return 0;
-  t->runtime[d] = runtime;
-  t->round[d] = round;
-  t->meta[d] = meta;
-  t->wave[d] = wave;
-  tether_internal_counts.each.depth = d + 1;
-  return 1;
 }
 
 static inline void tether_internal_pop(void) { tether_internal_counts.each.depth--; }
