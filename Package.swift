@@ -36,6 +36,8 @@ let package = Package(
             providers: [.apt(["libuv1-dev"])]
         ),
         .target(name: "CTether"),
+        // The system calls tetherd makes that Swift cannot (no glibc wrapper).
+        .target(name: "CDaemonSupport"),
         // SQLite for tetherd's store (libsqlite3-dev); only the daemon links it.
         .systemLibrary(
             name: "CSQLite",
@@ -77,7 +79,7 @@ let package = Package(
         // executable only parses options and runs it.
         .target(
             name: "TetherDaemon",
-            dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV", "CSQLite"],
+            dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV", "CSQLite", "CDaemonSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
         ),
         .executableTarget(name: "tetherd", dependencies: ["TetherDaemon", "TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],

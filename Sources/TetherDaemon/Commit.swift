@@ -88,6 +88,20 @@ extension CommitSink {
     }
 }
 
+/// A sink whose `sync` comes in two halves, so that the slow half (the
+/// fsync) can run on another thread while the loop writes the next group:
+/// `commit` writes the group where a crash of the process cannot lose it
+/// (the loop thread; `sync` is `commit` then `makeDurable`), and
+/// `makeDurable` makes everything committed before it began survive a
+/// power cut. One thread at a time calls `makeDurable`, and it may run
+/// while the loop thread calls `commit` and everything else.
+public protocol SplitSyncSink: CommitSink {
+    /// False when `commit` is durable by itself (nothing to overlap).
+    var syncsInTwoHalves: Bool { get }
+    func commit() throws
+    func makeDurable() throws
+}
+
 /// The recent commits, oldest first, that a Watch resumes from (and that a
 /// watch fallen behind reads when its peer drains). Bounded by a count of
 /// commits and by bytes; a watch asking for history older than it gets a

@@ -23,9 +23,24 @@ import TetherWire
 /// never pruned past `applied`: every commit is in one of the two tables.
 /// (Measured: 2.04 WAL frames per one-state commit when each commit also
 /// rewrote its `states` row; see docs/daemon-performance.md.)
-public final class SQLiteStore: CommitSink {
+public final class SQLiteStore: SplitSyncSink {
     public enum Durability: String, Sendable, CaseIterable {
         case full, normal
+    }
+
+    /// Who makes a `.full` store's commits survive a power cut.
+    public enum WALSync: Sendable {
+        /// SQLite, inside each COMMIT (`synchronous=FULL`): `commit` is
+        /// durable when it returns and `makeDurable` has nothing to do.
+        case inCommit
+        /// `makeDurable`, after the COMMIT: SQLite runs with
+        /// `synchronous=NORMAL` (it syncs the WAL only around checkpoints
+        /// and when the WAL starts over) and `makeDurable` fdatasyncs the
+        /// WAL file, which holds every committed frame (SQLite replays
+        /// each commit whose frames are whole and checksummed after a
+        /// crash). The group commit runs it on its sync thread while the
+        /// loop commits the next group (docs/daemon.md, "The store").
+        case separate
     }
 
     /// What the store held when it was opened.
@@ -71,6 +86,15 @@ public final class SQLiteStore: CommitSink {
     let checkpointPages: Int32
     /// Checkpoints run (for tests).
     public private(set) var checkpoints = 0
+    /// `.full` with `WALSync.separate`: `makeDurable` syncs the WAL.
+    private let syncsWALItself: Bool
+    public var syncsInTwoHalves: Bool { syncsWALItself }
+    /// The WAL file, opened with the store (before any other thread can
+    /// call `makeDurable`). SQLite keeps the same file
+    /// while the connection is open (exclusive locking: it starts the
+    /// WAL over in place after a checkpoint, and deletes it only when
+    /// closing); `checkpointIfLarge` checks that it did.
+    private var walFD: Int32 = -1
 
     /// `exclusive`: the connection takes SQLite's locks once and keeps
     /// them (`locking_mode=EXCLUSIVE`, the WAL index in this process's
@@ -82,8 +106,10 @@ public final class SQLiteStore: CommitSink {
     /// docs/daemon-performance.md). Off only where a test or the fuzzer
     /// reads the store through a second connection while it is open.
     public init(directory: String, durability: Durability, logCapacity: Int,
-                checkpointPages: Int32 = 1000, flushEvery: Int = 256, exclusive: Bool = true) throws(TetherError) {
+                checkpointPages: Int32 = 1000, flushEvery: Int = 256, exclusive: Bool = true,
+                walSync: WALSync = .inCommit) throws(TetherError) {
         path = directory + "/tether.db"
+        syncsWALItself = durability == .full && walSync == .separate
         self.flushEvery = max(1, flushEvery)
         self.checkpointPages = max(1, checkpointPages)
         self.logCapacity = max(1, logCapacity)
@@ -100,7 +126,7 @@ public final class SQLiteStore: CommitSink {
         // shared memory and every transaction locks it.
         if exclusive { try exec("PRAGMA locking_mode=EXCLUSIVE") }
         try exec("PRAGMA journal_mode=WAL")
-        try exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        try exec("PRAGMA synchronous=\(durability == .full && !syncsWALItself ? "FULL" : "NORMAL")")
         // No checkpoint inside a commit's COMMIT: the writer runs its own
         // once the COMMIT is done (checkpointIfLarge).
         try exec("PRAGMA wal_autocheckpoint=0")
@@ -128,11 +154,15 @@ public final class SQLiteStore: CommitSink {
         if !hasImages { try exec("ALTER TABLE log ADD COLUMN images TEXT") }
         // A store made before group rows: every row it has is one commit.
         if !hasCommits { try exec("ALTER TABLE log ADD COLUMN commits INTEGER") }
+        // SQLite made the WAL file when the schema's statements first read
+        // in WAL mode.
+        if syncsWALItself { try openWAL() }
     }
 
     deinit {
         for statement in statements.values { sqlite3_finalize(statement) }
         sqlite3_close(db)
+        if walFD >= 0 { Glibc.close(walFD) }
     }
 
     // MARK: Opening
@@ -180,7 +210,9 @@ public final class SQLiteStore: CommitSink {
                                        tag: row.isNull(1) ? nil : row.text(1),
                                        origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2))))
             if revision > applied && !row.isNull(4) {
-                for image in try SQLiteStore.decodeImages(row.text(4), revision: revision) { replayed[image.name] = image }
+                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4)), of: contents.log[contents.log.count - 1]) {
+                    replayed[image.name] = image
+                }
                 newestReplayed = revision
             }
         }
@@ -231,7 +263,7 @@ public final class SQLiteStore: CommitSink {
     public func record(_ commit: Commit, states: [StateImage]) throws {
         try begin()
         let start = rowText.count
-        try LogRowText.changes(commit.changes, into: &rowText)
+        try LogRowText.commit(commit.changes, into: &rowText)
         let changesEnd = rowText.count
         try LogRowText.images(states, into: &rowText)
         for image in states { unapplied[image.name] = image }
@@ -241,9 +273,13 @@ public final class SQLiteStore: CommitSink {
     public func record(_ commit: Commit, state: StateImage) throws {
         try begin()
         let start = rowText.count
-        try LogRowText.changes(commit.changes, into: &rowText)
+        try LogRowText.commit(commit.changes, into: &rowText)
         let changesEnd = rowText.count
-        try LogRowText.images(of: state, into: &rowText)
+        if LogRowText.imageFollows(from: commit, state) {
+            rowText.append(LogRowText.derivedImages)
+        } else {
+            try LogRowText.images(of: state, into: &rowText)
+        }
         unapplied[state.name] = state
         try pend(commit, start: start, changesEnd: changesEnd)
     }
@@ -405,6 +441,14 @@ public final class SQLiteStore: CommitSink {
     }
 
     public func sync() throws {
+        try commit()
+        try makeDurable()
+    }
+
+    /// Ends the group's transaction: with `.full` and `WALSync.inCommit`
+    /// it is durable on return, else it is in the WAL file (a crash of the
+    /// process loses nothing) and `makeDurable` is what a power cut needs.
+    public func commit() throws {
         guard inTransaction else { return }
         try insertPendingRows()
         if unappliedCommits >= flushEvery { try flushStates() }
@@ -420,7 +464,34 @@ public final class SQLiteStore: CommitSink {
         }
         try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
-        checkpointIfLarge()
+        try checkpointIfLarge()
+    }
+
+    /// Syncs every frame written to the WAL before the call (fdatasync
+    /// covers the file, whichever descriptor names it). Any one thread;
+    /// the loop may write and commit meanwhile.
+    public func makeDurable() throws {
+        guard syncsWALItself else { return }
+        while fdatasync(walFD) != 0 {
+            guard errno == EINTR else {
+                throw TetherError(.loopFailure, "cannot sync \(path)-wal: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    private func openWAL() throws(TetherError) {
+        walFD = open(path + "-wal", O_RDWR | O_CLOEXEC)
+        guard walFD >= 0 else {
+            throw TetherError(.loopFailure, "cannot open \(path)-wal to sync it: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Whether `walFD` still names the file SQLite writes (a WAL replaced
+    /// behind its back would make `makeDurable` sync the wrong file).
+    private func walIsStillOpen() -> Bool {
+        var held = stat(), named = stat()
+        return fstat(walFD, &held) == 0 && stat(path + "-wal", &named) == 0
+            && held.st_ino == named.st_ino && held.st_dev == named.st_dev
     }
 
     /// Writes the unapplied images to the states table, and the revision
@@ -459,12 +530,16 @@ public final class SQLiteStore: CommitSink {
     /// of the database file: the background checkpointer this replaces did
     /// the same on the same CPU, and its writer synced the database file
     /// again to copy the frames committed meanwhile.
-    private func checkpointIfLarge() {
+    private func checkpointIfLarge() throws(TetherError) {
         guard walPages >= checkpointPages else { return }
         // BUSY (a reader, in a non-exclusive store) leaves it to the next commit.
         if sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK {
             walPages = 0
             checkpoints += 1
+            // Once per checkpoint (a stat pair every thousand pages).
+            if walFD >= 0 && !walIsStillOpen() {
+                throw TetherError(.loopFailure, "\(path)-wal was replaced while the store was open")
+            }
         }
     }
 
@@ -594,18 +669,24 @@ public final class SQLiteStore: CommitSink {
         out.reserveCapacity(Int(commits))
         for j in 0..<Int(commits) {
             let revision = first + UInt64(j)
-            out.append((Commit(revision: revision, changes: try decodeChanges(changeLists[j], revision: revision),
-                               tag: nil, origin: nil),
-                        try decodeImages(imageLists[j], revision: revision)))
+            let commit = Commit(revision: revision, changes: try decodeChanges(changeLists[j], revision: revision),
+                                tag: nil, origin: nil)
+            out.append((commit, try decodeImages(imageLists[j], of: commit)))
         }
         return out
     }
 
-    static func decodeImages(_ text: String, revision: UInt64) throws(TetherError) -> [StateImage] {
-        try decodeImages(try Value(json: text), revision: revision)
-    }
-
-    static func decodeImages(_ list: Value, revision: UInt64) throws(TetherError) -> [StateImage] {
+    /// A commit's images as its row holds them: a list, or `0` when they
+    /// follow from its one change (`LogRowText.imageFollows`).
+    static func decodeImages(_ list: Value, of commit: Commit) throws(TetherError) -> [StateImage] {
+        let revision = commit.revision
+        if list == .int(0) {
+            guard commit.changes.count == 1, let change = commit.changes.first, change.path.isRoot,
+                  case .set(let value) = change.write else {
+                throw TetherError(.badJSON, "the store's log entry \(revision) leaves out an image its changes do not give")
+            }
+            return [StateImage(name: change.name, value: value, modified: revision, descriptor: Descriptor())]
+        }
         guard case .array(let items) = list else {
             throw TetherError(.badJSON, "the store's log entry \(revision) has malformed images")
         }
@@ -664,6 +745,9 @@ public final class SQLiteStore: CommitSink {
     static func decodeChanges(_ list: Value, revision: UInt64) throws(TetherError) -> [Change] {
         guard case .array(let items) = list else {
             throw TetherError(.badJSON, "the store's log entry \(revision) is not an array")
+        }
+        if items.count == 2, case .string(let name) = items[0] {  // LogRowText.commit's short form
+            return [Change(name: name, write: .set(items[1]))]
         }
         var changes: [Change] = []
         for item in items {

@@ -116,7 +116,10 @@ struct Tetherd: ParsableCommand {
             try SQLiteStore.restore(from: restore, into: directory, epoch: Tetherd.newEpoch())
             log.event("restored", "from" => restore, "into" => directory)
         }
-        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity)
+        // Pipelined, the group commit's sync thread fsyncs the WAL while
+        // the loop commits the next group into it.
+        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity,
+                                     walSync: groupCommit == .pipelined ? .separate : .inCommit)
         let contents = try sqlite.load()
         let epoch: String
         if let known = contents.epoch {

@@ -11,14 +11,19 @@ import XCTest
 /// while a group syncs. Driven in process: a sink whose sync waits for the
 /// test stands for SQLite's fsync.
 final class GroupCommitTests: XCTestCase {
-    /// A durable sink whose `sync` blocks until the test lets it through.
-    final class GatedSink: CommitSink {
+    /// A durable sink whose `makeDurable` (the fsync) blocks until the test
+    /// lets it through; `commit` (SQLite's COMMIT) does not.
+    final class GatedSink: SplitSyncSink {
         private let lock = NSCondition()
         private var opened = 0
         private var syncs = 0
         private var entered = 0
         private(set) var recorded: [UInt64] = []
+        private(set) var committed: [UInt64] = []
         private(set) var durable: [UInt64] = []
+        /// Threads inside `makeDurable` at once (must stay ≤ 1).
+        private var inside = 0
+        private(set) var overlapped = false
 
         /// Lets one more sync through.
         func open() {
@@ -31,14 +36,31 @@ final class GroupCommitTests: XCTestCase {
 
         func describe(_ name: String, _ descriptor: Descriptor) throws {}
 
-        func sync() throws {
+        private(set) var commits = 0
+        var syncsInTwoHalves: Bool { true }
+
+        func commit() throws {
+            lock.lock(); committed = recorded; commits += 1; lock.unlock()
+        }
+
+        /// Makes what was committed before it began durable.
+        func makeDurable() throws {
             lock.lock()
+            let covered = committed
             entered += 1
+            inside += 1
+            if inside > 1 { overlapped = true }
             lock.broadcast()
             while opened <= syncs { lock.wait() }
             syncs += 1
-            durable = recorded
+            inside -= 1
+            durable = covered
             lock.unlock()
+        }
+
+        func sync() throws {
+            try commit()
+            try makeDurable()
         }
 
         /// Waits until the sync thread is inside its `n`th sync (so what is
@@ -139,13 +161,14 @@ final class GroupCommitTests: XCTestCase {
         writer.send("io.tether.Get", ["name": "a"])
         other.send("io.tether.Set", ["name": "b", "value": 2])
         XCTAssertTrue(h.service.endOfTurn().isEmpty)
-        XCTAssertEqual(h.committer.submitted, 2, "turn 2 is queued for the sync thread at once")
+        XCTAssertEqual(h.committer.submitted, 2, "turn 2 is committed and handed over at once")
         XCTAssertEqual(h.store.revision, 2, "turn 2 was applied in memory")
         XCTAssertEqual(h.sink.durableRevisions, [])
 
-        _ = h.syncOneGroup()  // turn 1 durable; the sync thread took turn 2 by itself
+        _ = h.syncOneGroup()  // group 1 durable; the sync thread took group 2 by itself
         XCTAssertEqual(h.sink.durableRevisions, [1])
         XCTAssertEqual(h.committer.completed, 1)
+        XCTAssertEqual(h.committer.submitted, 2)
         let first = writer.written()
         XCTAssertEqual(first.count, 1, "the Get waits: it was answered after revision 2 was applied")
         XCTAssertEqual(first.first?.parameters.int("revision"), 1)
@@ -286,6 +309,55 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertTrue(written.isEmpty, "held behind the group in flight")
         XCTAssertTrue(h.syncOneGroup().contains { $0 === e.session })
         XCTAssertEqual(e.written().map { $0.parameters.int("revision") }, [1, 1], "in call order")
+    }
+
+    /// Every turn that ends while a group syncs is committed at its end,
+    /// and the next fsync covers all of them; never two fsyncs at once.
+    func testTurnsDuringASyncShareTheNextFsync() throws {
+        let h = try Harness()
+        let clients = (0..<5).map { _ in h.connect() }
+        clients[0].send("io.tether.Set", ["name": "a", "value": 0])
+        _ = h.service.endOfTurn()
+        h.sink.waitUntilSyncing(1)
+        for (i, c) in clients.enumerated().dropFirst() {
+            c.send("io.tether.Set", ["name": .string("s\(i)"), "value": .int(Int64(i))])
+            XCTAssertTrue(h.service.endOfTurn().isEmpty, "turn \(i) waits for the group after the one syncing")
+        }
+        XCTAssertEqual(h.sink.commits, 5, "each turn committed at its end")
+        XCTAssertEqual(h.committer.submitted, 5)
+        _ = h.syncOneGroup()
+        XCTAssertTrue(clients.dropFirst().allSatisfy { $0.written().isEmpty })
+        XCTAssertEqual(clients[0].written().count, 1)
+        h.sink.waitUntilSyncing(2)
+        let ready = h.syncOneGroup()
+        XCTAssertEqual(h.sink.durableRevisions, [1, 2, 3, 4, 5])
+        XCTAssertEqual(ready.count, 4)
+        for (i, c) in clients.enumerated().dropFirst() {
+            XCTAssertEqual(c.written().first?.parameters.int("revision"), Int64(i + 1))
+        }
+        XCTAssertFalse(h.sink.overlapped)
+    }
+
+    /// A group's sync ending mid-turn (the uv_async between two reads):
+    /// the older output goes, the turn's own commit stays uncommitted and
+    /// its reply held until the turn's end hands it over and it syncs.
+    func testASyncEndingMidTurnReleasesOnlyOlderOutput() throws {
+        let h = try Harness()
+        let a = h.connect(), b = h.connect()
+        a.send("io.tether.Set", ["name": "a", "value": 1])
+        _ = h.service.endOfTurn()
+        h.sink.waitUntilSyncing(1)
+        b.send("io.tether.Set", ["name": "b", "value": 2])  // this turn, not ended
+        XCTAssertTrue(h.syncOneGroup().contains { $0 === a.session })
+        XCTAssertEqual(a.written().count, 1)
+        XCTAssertEqual(h.committer.submitted, 1, "the turn's commit waits for the turn's end")
+        XCTAssertTrue(b.written().isEmpty)
+        XCTAssertTrue(h.service.endOfTurn().isEmpty)
+        XCTAssertEqual(h.committer.submitted, 2)
+        XCTAssertTrue(b.written().isEmpty, "revision 2 is not durable yet")
+        _ = h.syncOneGroup()
+        XCTAssertEqual(h.sink.durableRevisions, [1, 2])
+        XCTAssertEqual(b.written().map { $0.parameters.int("revision") }, [2])
     }
 
     func testDrainMakesEverythingDurable() throws {

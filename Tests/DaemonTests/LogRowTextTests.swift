@@ -136,6 +136,71 @@ final class LogRowTextTests: XCTestCase {
         XCTAssertEqual(try fastImages(all), try treeImages(all))
     }
 
+    /// A commit's entry (`LogRowText.commit`): the short form
+    /// `["name",value]` for one whole scalar Set, the change list for
+    /// anything else; both read back as the commit's changes. Its images
+    /// are `0` exactly when they follow from that one change, and read
+    /// back as the image itself.
+    func testShortFormsReadBackAsTheCommit() throws {
+        func entry(_ changes: [TetherWire.Change]) throws -> String {
+            var out = ByteWriter(capacity: 0)
+            try LogRowText.commit(changes, into: &out)
+            return String(decoding: out.bytes(0, out.count), as: UTF8.self)
+        }
+        let paths = [JSONPointer.root, try JSONPointer(parsing: "/a/0")]
+        for name in LogRowTextTests.names {
+            for path in paths {
+                for value in LogRowTextTests.values {
+                    let change = TetherWire.Change(name: name, path: path, write: .set(value))
+                    let text = try entry([change])
+                    let scalar: Bool
+                    switch value {
+                    case .bytes, .array, .object: scalar = false
+                    default: scalar = true
+                    }
+                    if path.isRoot && scalar {
+                        XCTAssertEqual(text, "[" + (try Value.string(name).jsonString()) + "," + (try value.jsonString()) + "]")
+                    } else {
+                        XCTAssertEqual(text, try treeChanges([change]))
+                    }
+                    let back = try SQLiteStore.decodeChanges(text, revision: 7)
+                    XCTAssertEqual(back.count, 1)
+                    XCTAssertEqual(back.first?.name, name)
+                    XCTAssertEqual(back.first?.path, path)
+                    XCTAssertEqual(back.first?.write, .set(value))
+
+                    // The image: left out only when the change gives it whole.
+                    let commit = Commit(revision: 7, changes: [change], tag: nil, origin: nil)
+                    for descriptor in LogRowTextTests.descriptors {
+                        for modified: UInt64 in [7, 6] {
+                            let image = StateImage(name: name, value: value, modified: modified, descriptor: descriptor)
+                            let follows = LogRowText.imageFollows(from: commit, image)
+                            XCTAssertEqual(follows, path.isRoot && modified == 7 && descriptor == Descriptor())
+                            guard follows else { continue }
+                            let images = try SQLiteStore.decodeImages(.int(0), of: commit)
+                            XCTAssertEqual(images.count, 1)
+                            XCTAssertEqual(images.first?.name, name)
+                            XCTAssertEqual(images.first?.value, value)
+                            XCTAssertEqual(images.first?.modified, 7)
+                            XCTAssertEqual(images.first?.descriptor, Descriptor())
+                        }
+                    }
+                    let other = StateImage(name: name, value: .string("not the value"), modified: 7, descriptor: Descriptor())
+                    XCTAssertEqual(LogRowText.imageFollows(from: commit, other), value == .string("not the value") && path.isRoot)
+                }
+            }
+            let remove = TetherWire.Change(name: name, write: .remove)
+            XCTAssertEqual(try entry([remove]), try treeChanges([remove]))
+            let removed = Commit(revision: 3, changes: [remove], tag: nil, origin: nil)
+            XCTAssertFalse(LogRowText.imageFollows(from: removed, StateImage(name: name, value: nil, modified: 3, descriptor: Descriptor())))
+            XCTAssertThrowsError(try SQLiteStore.decodeImages(.int(0), of: removed), "a 0 its changes do not give is a malformed row")
+        }
+        let two = [TetherWire.Change(name: "a", write: .set(.int(1))), TetherWire.Change(name: "b", write: .set(.int(2)))]
+        XCTAssertEqual(try entry(two), try treeChanges(two))
+        XCTAssertFalse(LogRowText.imageFollows(from: Commit(revision: 1, changes: two, tag: nil, origin: nil),
+                                               StateImage(name: "a", value: .int(1), modified: 1, descriptor: Descriptor())))
+    }
+
     func testAValueJSONCannotHoldFailsAsBefore() {
         let change = TetherWire.Change(name: "a", write: .set(.double(.nan)))
         XCTAssertThrowsError(try fastChanges([change]))
