@@ -92,8 +92,9 @@ enum LogRowText {
     static func imageFollows(from commit: Commit, _ state: StateImage) -> Bool {
         guard commit.changes.count == 1, state.modified == commit.revision, let value = state.value else { return false }
         let change = commit.changes[0]
-        guard change.path.isRoot, case .set(let written) = change.write, change.name == state.name,
-              state.descriptor == Descriptor() else { return false }
+        let d = state.descriptor  // the default one, field by field (no Descriptor() made to compare)
+        guard change.path.isRoot, d.type == nil, !d.readOnly, d.range == nil, case .set(let written) = change.write,
+              change.name == state.name else { return false }
         return written == value
     }
 
