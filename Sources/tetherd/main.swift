@@ -37,10 +37,11 @@ struct Tetherd: ParsableCommand {
     @Option(help: "full: every acknowledged commit survives a power cut (an fsync per loop turn); normal: survives a crash of tetherd, a power cut may lose the last commits.")
     var durability: SQLiteStore.Durability = .full
 
-    // inline by default: measured faster than pipelined with the daemon on
-    // one CPU, as `make bench` runs it (docs/daemon-performance.md).
-    @Option(help: "Where each group of commits is synced: inline (on the loop thread at the end of each turn, before its replies are written) or pipelined (on a sync thread, while the loop applies the next turn: for a daemon with CPUs to spare).")
-    var groupCommit: GroupCommitter.Mode = .inline
+    // pipelined by default: faster than inline at 16 and 64 clients with
+    // the daemon on one CPU, as `make bench` runs it
+    // (docs/daemon-performance.md, "The fsync off the loop").
+    @Option(help: "Where each group's fsync runs: pipelined (on a sync thread, while the loop applies and commits the next turns) or inline (on the loop thread at the end of each turn, before its replies are written).")
+    var groupCommit: GroupCommitter.Mode = .pipelined
 
     @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
     var memory = false
