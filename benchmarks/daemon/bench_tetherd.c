@@ -73,10 +73,11 @@ static char tmpdir[] = "/tmp/bench-tetherd.XXXXXX";
 static char t_sock[108], r_sock[108], t_notify[108], r_notify[108], t_log[160], r_log[160];
 static char t_address[120];
 static pid_t t_pid = -1, r_pid = -1;
-/* The durable section's own server (a tetherd with a store, or a Redis with
- * an append-only file), one at a time. */
-static pid_t d_pid = -1;
-static char d_log[240] = "";
+/* The durable section's own servers: a tetherd with a store and, beside it,
+ * a Redis with an append-only file, started together so that their rows can
+ * alternate. */
+static pid_t d_pid = -1, d2_pid = -1;
+static char d_log[240] = "", d2_log[240] = "";
 static const char *self_path = "bench_tetherd";
 static const char *redis_server = "redis-server", *redis_benchmark = "redis-benchmark";
 static char redis_version[64] = "?";
@@ -236,6 +237,7 @@ static void cleanup(void) {
   stop_server(&t_pid, "tetherd", t_log);
   stop_server(&r_pid, "redis-server", r_log);
   stop_server(&d_pid, "durable server", d_log);
+  stop_server(&d2_pid, "durable server", d2_log);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "bench_tetherd: could not remove %s\n", tmpdir);
 }
@@ -244,6 +246,7 @@ static void on_signal(int sig) {
   if (t_pid > 0) kill(t_pid, SIGTERM);
   if (r_pid > 0) kill(r_pid, SIGTERM);
   if (d_pid > 0) kill(d_pid, SIGTERM);
+  if (d2_pid > 0) kill(d2_pid, SIGTERM);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -1364,17 +1367,14 @@ out:
 
 static const int dur_clients[3] = {1, 16, 64};
 
-static void durable_rows(proto_t proto, const char *sys, const char *sock, const char *mode, const char *proto_text,
-                         double secs, double warm) {
-  int k;
-  for (k = 0; k < 3; k++) {
-    char name[96], extra[600];
-    stats_t s = run_durable(proto, sock, dur_clients[k], secs, warm, extra, sizeof extra);
-    snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients",
-             mode);
-    bench_emit(sys, GROUP, name, s.ok, s.ops_s, "ops/s", proto_text, s.ok ? extra : NULL,
-               s.ok ? NULL : "failed (see the log)");
-  }
+static void durable_row(proto_t proto, const char *sys, const char *sock, const char *mode, const char *proto_text,
+                        int k, double secs, double warm) {
+  char name[96], extra[600];
+  stats_t s = run_durable(proto, sock, dur_clients[k], secs, warm, extra, sizeof extra);
+  snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients",
+           mode);
+  bench_emit(sys, GROUP, name, s.ok, s.ops_s, "ops/s", proto_text, s.ok ? extra : NULL,
+             s.ok ? NULL : "failed (see the log)");
 }
 
 static void section_durable(const char *tetherd) {
@@ -1405,10 +1405,17 @@ static void section_durable(const char *tetherd) {
              dur_fs, dur_dev, secs, warm);
     bench_emit("run", GROUP, "durable setup", 1, 0, "", "where the durable section's data lives", extra, NULL);
   }
-  /* tetherd with a store, --durability full then normal. */
+  /* tetherd with a store (--durability full, then normal) and Redis with an
+   * append-only file (appendfsync always, then everysec), both running: each
+   * concurrency's tetherd row, then Redis's, so that a slow spell of this
+   * VM's disk (its fsync rate drifts from minute to minute) falls on both
+   * systems' rows of a pair, not on one system's three. */
   for (m = 0; m < 2; m++) {
     const char *mode = m == 0 ? "full" : "normal";
+    const char *rmode = m == 0 ? "always" : "everysec";
     char sock[200], addr[210], data[200], notify[200];
+    char rsock[200], rdata[200], rnotify[200], rproto_text[500];
+    int k, redis = have_program(redis_server);
     snprintf(sock, sizeof sock, "%s/td-%s.sock", dir, mode);
     snprintf(addr, sizeof addr, "unix:%s", sock);
     snprintf(data, sizeof data, "%s/td-%s", dir, mode);
@@ -1421,52 +1428,48 @@ static void section_durable(const char *tetherd) {
     snprintf(proto_text, sizeof proto_text,
              "tetherd --durability %s (store in a temporary directory on %s, %s): N connections, each Set-ting "
              "its own state, one call in flight on each (each waits for its reply: acknowledged), driven by "
-             "one epoll thread; %.1f s measured after %.1f s warm-up", mode, dur_fs, dur_dev, secs, warm);
+             "one epoll thread; %.1f s measured after %.1f s warm-up; its rows alternate with Redis "
+             "appendfsync %s's, both servers running", mode, dur_fs, dur_dev, secs, warm, rmode);
     if (d_pid < 0) {
-      int k;
       for (k = 0; k < 3; k++) {
         char name[96];
         snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients", mode);
         bench_emit(SYS_T, GROUP, name, 0, 0, "ops/s", proto_text, NULL, "tetherd with a store could not be started");
       }
-      continue;
+    } else {
+      fprintf(stderr, "bench_tetherd: durable: tetherd --durability %s (pid %d)\n", mode, (int)d_pid);
     }
-    fprintf(stderr, "bench_tetherd: durable: tetherd --durability %s (pid %d)\n", mode, (int)d_pid);
-    durable_rows(P_VARLINK, SYS_T, sock, mode, proto_text, secs, warm);
-    stop_server(&d_pid, "tetherd (durable)", d_log);
-  }
-  /* Redis with an append-only file, appendfsync always then everysec. */
-  for (m = 0; m < 2; m++) {
-    const char *mode = m == 0 ? "always" : "everysec";
-    char sock[200], data[200], notify[200];
-    if (!have_program(redis_server)) {
-      int k;
+    if (redis) {
+      snprintf(rsock, sizeof rsock, "%s/redis-%s.sock", dir, rmode);
+      snprintf(rdata, sizeof rdata, "%s/redis-%s", dir, rmode);
+      snprintf(rnotify, sizeof rnotify, "%s/redis-%s.notify", dir, rmode);
+      snprintf(d2_log, sizeof d2_log, "%s/redis-%s.log", dir, rmode);
+      mkdir(rdata, 0700);
+      {
+        char *argv[] = {(char *)redis_server, "--port", "0", "--unixsocket", rsock, "--unixsocketperm", "700",
+                        "--save", "", "--appendonly", "yes", "--appendfsync", (char *)rmode, "--dir", rdata,
+                        "--supervised", "systemd", "--daemonize", "no", NULL};
+        d2_pid = start_server(argv, rnotify, d2_log, rsock);
+      }
+      snprintf(rproto_text, sizeof rproto_text,
+               "redis-server %s --appendonly yes --appendfsync %s (AOF in a temporary directory on %s, %s): N "
+               "connections, each SET-ting its own key, one call in flight on each, driven by one epoll thread "
+               "(this driver's RESP client); %.1f s measured after %.1f s warm-up; its rows alternate with "
+               "tetherd --durability %s's, both servers running",
+               redis_version, rmode, dur_fs, dur_dev, secs, warm, mode);
+    } else {
       for (k = 0; k < 3; k++) {
         char name[96];
-        snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients", mode);
+        snprintf(name, sizeof name, "durable set, %d %s, %s", dur_clients[k], dur_clients[k] == 1 ? "client" : "clients", rmode);
         skip_redis(name);
       }
-      continue;
     }
-    snprintf(sock, sizeof sock, "%s/redis-%s.sock", dir, mode);
-    snprintf(data, sizeof data, "%s/redis-%s", dir, mode);
-    snprintf(notify, sizeof notify, "%s/redis-%s.notify", dir, mode);
-    snprintf(d_log, sizeof d_log, "%s/redis-%s.log", dir, mode);
-    mkdir(data, 0700);
-    {
-      char *argv[] = {(char *)redis_server, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-                      "--save", "", "--appendonly", "yes", "--appendfsync", (char *)mode, "--dir", data,
-                      "--supervised", "systemd", "--daemonize", "no", NULL};
-      d_pid = start_server(argv, notify, d_log, sock);
+    for (k = 0; k < 3; k++) {
+      if (d_pid > 0) durable_row(P_VARLINK, SYS_T, sock, mode, proto_text, k, secs, warm);
+      if (d2_pid > 0) durable_row(P_RESP, SYS_R, rsock, rmode, rproto_text, k, secs, warm);
     }
-    snprintf(proto_text, sizeof proto_text,
-             "redis-server %s --appendonly yes --appendfsync %s (AOF in a temporary directory on %s, %s): N "
-             "connections, each SET-ting its own key, one call in flight on each, driven by one epoll thread "
-             "(this driver's RESP client); %.1f s measured after %.1f s warm-up",
-             redis_version, mode, dur_fs, dur_dev, secs, warm);
-    if (d_pid < 0) continue;
-    durable_rows(P_RESP, SYS_R, sock, mode, proto_text, secs, warm);
-    stop_server(&d_pid, "redis-server (durable)", d_log);
+    stop_server(&d_pid, "tetherd (durable)", d_log);
+    stop_server(&d2_pid, "redis-server (durable)", d2_log);
   }
   /* SQLite alone: bench_sqlite next to this executable (run.sh builds it). */
   {
