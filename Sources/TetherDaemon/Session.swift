@@ -101,8 +101,11 @@ public final class Session {
             close("a call after Watch on the same connection (give each Watch its own connection)")
             return
         }
+        // One strong reference for the fast path: each use of the unowned
+        // `service` is a reference count check and pair (~25 instructions).
+        let service = self.service
         if service.simpleCalls, let grant, let set = SimpleSetCall.parse(raw, maxDepth: service.store.limits.maxDepth) {
-            handleSimpleSet(set, grant)
+            handleSimpleSet(set, grant, service)
             return
         }
         let call: Call
@@ -225,7 +228,7 @@ public final class Session {
     /// A Set that `SimpleSetCall` read: what `handleTether` does for
     /// `.set` once its parameters are read (they hold no path, tag or
     /// origin), with the reply written without a `Value` tree.
-    private func handleSimpleSet(_ set: SimpleSetCall, _ grant: Grant) {
+    private func handleSimpleSet(_ set: SimpleSetCall, _ grant: Grant, _ service: Service) {
         let store = service.store
         do throws(VarlinkError) {
             try StateName.check(set.name, parameter: "name", limits: store.limits)
