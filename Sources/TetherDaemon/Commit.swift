@@ -24,6 +24,9 @@ public struct Commit: Sendable {
 
     /// About how much memory the commit holds (what the log counts).
     var approximateBytes: Int {
+        if changes.count == 1, let only = changes.first, only.path.isRoot, case .set(let value) = only.write {
+            return Commit.approximateBytes(ofWholeSet: only.name, value) + (tag?.utf8.count ?? 0)
+        }
         var total = 64 + (tag?.utf8.count ?? 0)
         for change in changes {
             total += 48 + change.name.utf8.count
@@ -31,6 +34,13 @@ public struct Commit: Sendable {
             if case .set(let value) = change.write { total += Commit.approximateBytes(of: value) }
         }
         return total
+    }
+
+    /// `approximateBytes` of an untagged commit that sets one state whole
+    /// (a tagged one adds its tag's bytes).
+    @inline(__always)
+    static func approximateBytes(ofWholeSet name: String, _ value: Value) -> Int {
+        64 + 48 + name.utf8.count + approximateBytes(of: value)
     }
 
     static func approximateBytes(of value: Value) -> Int {
@@ -124,7 +134,13 @@ struct CommitLog {
     var count: Int { commits.count - head }
 
     mutating func append(_ commit: Commit) {
-        let size = commit.approximateBytes
+        append(commit, bytes: commit.approximateBytes)
+    }
+
+    /// `append(commit)` whose `approximateBytes` the caller knows (a Set's
+    /// write: reading them back from the commit's change array cost ~200
+    /// instructions, its copies counted in and out).
+    mutating func append(_ commit: Commit, bytes size: Int) {
         commits.append(commit)
         sizes.append(size)
         bytes += size

@@ -289,8 +289,11 @@ public final class Store {
         guard changed else { return WriteReply(revision: revision, changed: false) }
         revision += 1
         r.modified = revision
-        try commit(Commit(revision: revision, changes: [Change(name: op.name, path: op.path, write: storedWrite(op, r))],
-                          tag: tag, origin: origin), record: r)
+        let write = storedWrite(op, r)
+        var bytes: Int?
+        if case .set(let stored) = write { bytes = Commit.approximateBytes(ofWholeSet: op.name, stored) + (tag?.utf8.count ?? 0) }
+        try commit(Commit(revision: revision, changes: [Change(name: op.name, path: op.path, write: write)],
+                          tag: tag, origin: origin), record: r, bytes: bytes)
         return WriteReply(revision: revision, changed: true)
     }
 
@@ -439,9 +442,13 @@ public final class Store {
 
     /// `record`: the one record a one-change commit changed, when the
     /// caller has it (the sink's image is made without looking it up).
-    private func commit(_ commit: Commit, record changed: StateRecord? = nil) throws(VarlinkError) {
+    private func commit(_ commit: Commit, record changed: StateRecord? = nil, bytes: Int? = nil) throws(VarlinkError) {
         if let sink { record(commit, changed, in: sink) }
-        log.append(commit)
+        if let bytes {
+            log.append(commit, bytes: bytes)
+        } else {
+            log.append(commit)
+        }
         onCommit?(commit)
     }
 
