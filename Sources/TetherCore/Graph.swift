@@ -1,4 +1,5 @@
 // Graph.swift — the Graph class: its storage, side tables and call-out hooks; states: create, free, read.
+import Synchronization
 
 /// The reactive graph: states and their observers in contiguous storage,
 /// addressed by index. Single-threaded by design: the runtime that owns a
@@ -98,6 +99,10 @@ open class Graph {
         // Calls in flight; a removal during a call defers the release to its end.
         @usableFromInline var running: UInt32
         @usableFromInline var removed: Bool
+        /// Its place in the direct call being made (`directTargets`), or
+        /// noIndex: a removal then decides with that call's word who comes
+        /// first (GraphDirect.swift). In the padding after `removed`.
+        @usableFromInline var pinnedAt: UInt32 = noIndex
         /// The cause of the latest pending write (see `Cause`).
         var pendingMeta: AnyObject? = nil
         var pendingWave: UInt64 = 0
@@ -151,7 +156,7 @@ open class Graph {
     public var batchDepth = 0
     public internal(set) var liveDerived = 0
     var pendingSinkReleases: [ObserverSink] = [] {
-        didSet { hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+        didSet { deferredReleasesChanged() }
     }
     /// The cause of the latest write that queued an effect or tracking, by
     /// derived index, kept only when it is not the plain one (no metadata,
@@ -178,11 +183,18 @@ open class Graph {
     /// write sees. Tested instead of `cause.meta`, whose read retained it.
     var causeIsPlain = true
     var pendingBodyReleases: [DerivedBody] = [] {
-        didSet { hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+        didSet { deferredReleasesChanged() }
     }
     /// Whether either list above has entries: asked after every read from
     /// inside a callback, where testing the arrays retained their storage.
     public internal(set) final var hasDeferredReleases = false
+
+    /// After either list changed: `hasDeferredReleases`, and a direct call
+    /// being made runs them before its next call, as a drain does.
+    private func deferredReleasesChanged() {
+        hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty
+        if hasDeferredReleases { directStop.store(1, ordering: .relaxed) }
+    }
 
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.
@@ -261,7 +273,15 @@ open class Graph {
         p.initialize(to: Delivery())
         return p
     }()
-    @usableFromInline final var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
+    @usableFromInline final var directTargets = NodeBuffer<DirectTarget>()
+    /// One word per direct target (`DirectWord`), changed atomically: the
+    /// owner makes the calls without the lock, a removal holds it.
+    @usableFromInline final var directWords: UnsafeMutablePointer<Atomic<UInt32>>?
+    final var directWordCapacity = 0
+    /// Nonzero when the owner, making direct calls without the lock, must
+    /// take it and look (`directCallStopped`): SYNC work queued, releases
+    /// deferred, the runtime freed. Set under the lock.
+    @usableFromInline final let directStop = Atomic<UInt32>(0)
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
     @usableFromInline final var loopWakeRequested = false
@@ -282,6 +302,11 @@ open class Graph {
     deinit {
         directDelivery.deinitialize(count: 1)
         directDelivery.deallocate()
+        if let directWords {
+            directWords.deinitialize(count: directWordCapacity)
+            directWords.deallocate()
+        }
+        directTargets.destroy()
         states.destroy()
         observers.destroy()
         derived.destroy()

@@ -17,12 +17,52 @@
 ///   exactly the queue's;
 /// - the owner must hold the delivery lock from the write on, and makes
 ///   the calls or hands them to the queue (`scheduleDirectCall`) before it
-///   releases the graph lock.
+///   releases the graph lock;
+/// - the calls are made without the graph lock, taken once around all of
+///   them rather than released and retaken around each (below).
+///
+/// **Pinned calls.** The write pins every observer it owes a call (its
+/// `pinnedAt`: no removal frees its sink without asking the call's word)
+/// and gives each a word (`DirectWord`) in `directWords`. Between calls the owner reads, without
+/// the lock, only those words and `directStop`; whatever needs it to look
+/// under the lock (SYNC work queued, releases deferred, the runtime freed)
+/// sets `directStop`. A removal (under the lock) and the owner's call race
+/// for the word with a compare-and-swap, so the contract holds: a removal
+/// before the call wins (the call is skipped, the pin dropped, the destroy
+/// runs at once), a removal during it waits for its end (the owner releases
+/// it then), a removal after it drops the pin at once.
+import Synchronization
+
 @usableFromInline
 struct DirectCall {
     var state: Int
     var revision: UInt64
     var round: UInt32
+}
+
+/// An observer the direct call owes a call: its id and its sink, borrowed
+/// (the pin keeps the sink in its record until a removal drops it).
+@usableFromInline
+struct DirectTarget {
+    @usableFromInline var index: UInt32
+    @usableFromInline var generation: UInt32
+    @usableFromInline var sink: Unmanaged<ObserverSink>
+}
+
+/// The states of a direct target's word. `pinned` → `calling` → `called`
+/// by the owner; `dropped` or `removedWhileCalling` by a removal.
+@usableFromInline
+enum DirectWord {
+    /// Not called yet.
+    @usableFromInline static let pinned: UInt32 = 0
+    @usableFromInline static let calling: UInt32 = 1
+    @usableFromInline static let called: UInt32 = 2
+    /// Removed while not being called: the removal freed it (and released
+    /// the sink); the owner never touches it again.
+    @usableFromInline static let dropped: UInt32 = 3
+    /// Removed during its call: the owner frees it after the call and
+    /// releases the sink (`endRemovedDirectCall`).
+    @usableFromInline static let removedWhileCalling: UInt32 = 4
 }
 
 extension Graph {
@@ -32,6 +72,7 @@ extension Graph {
     public var hasDirectCall: Bool { directCall != nil }
 
     /// The observers the direct call owes, in order.
+    @inlinable
     public var directCallCount: Int { directTargets.count }
 
     /// Records the call the write owes state `i`'s observers instead of
@@ -40,11 +81,14 @@ extension Graph {
     /// no SYNC call is queued (it would have to be ordered with these), no
     /// batch is open and no other direct call is being made. The owner
     /// allows it (`write`'s `directCalls`) only for writes from outside its
-    /// callbacks. Records the list of observers (index and generation, so a
-    /// removal or a reused slot is seen) and the change, once, in
-    /// `directDelivery`; false, with nothing recorded, when not allowed.
-    /// One walk of the list that checks as it records: checking first and
-    /// recording after walked it twice (~8 instructions an observer).
+    /// callbacks. Records and pins the observers (`DirectTarget`, a word
+    /// each) and the change, once, in `directDelivery`; false, with nothing
+    /// recorded, when not allowed. One walk of the list that checks as it
+    /// records: checking first and recording after walked it twice (~8
+    /// instructions an observer). A pin is only `pinnedAt`, which a removal
+    /// believes while the call is being made and its target there names
+    /// the observer (`isPinned`), so nothing unpins: a count in `running`
+    /// taken and dropped per observer was ~15 instructions a notification.
     ///
     /// `directDelivery` holds only scalars, so they are stored without
     /// releasing what they replace.
@@ -58,9 +102,15 @@ extension Graph {
                 directTargets.removeAll()
                 return false
             }
-            directTargets.append((index: o, generation: observers[k].generation))
+            let n = directTargets.count
+            if n == directWordCapacity { growDirectWords() }
+            directWords.unsafelyUnwrapped[n].store(DirectWord.pinned, ordering: .relaxed)
+            observers[k].pinnedAt = UInt32(truncatingIfNeeded: n)
+            directTargets.append(DirectTarget(index: o, generation: observers[k].generation,
+                                              sink: borrowedSink(k).unsafelyUnwrapped))
             o = observers[k].next
         }
+        directStop.store(0, ordering: .relaxed)
         directCall = DirectCall(state: i, revision: revision, round: round)
         // What every call shares, filled here once rather than read back
         // from `directCall` by the owner (profiled: ~25 instructions a write).
@@ -90,38 +140,120 @@ extension Graph {
         return true
     }
 
+    /// More words, before any is in use (no call is being made).
+    private func growDirectWords() {
+        let capacity = Swift.max(16, directWordCapacity * 2)
+        let words = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: capacity)
+        for n in 0..<capacity { (words + n).initialize(to: Atomic(DirectWord.pinned)) }
+        if let old = directWords {
+            old.deinitialize(count: directWordCapacity)
+            old.deallocate()
+        }
+        directWords = words
+        directWordCapacity = capacity
+    }
+
     /// Queues the recorded call as the write would have (the owner cannot
     /// make it now: SYNC work was queued after it, or another thread is
     /// delivering).
     public func scheduleDirectCall() {
         guard let call = directCall else { return }
-        directCall = nil
+        endDirectCall()
         // The old value the queue needs is the one the call would have
         // reported (a scalar).
         let old = directDelivery.pointee.change.oldValue.unsafelyUnwrapped
         scheduleChanged(call.state, old: old, writtenPath: .root, round: call.round)
     }
 
-    /// Starts the `k`th call: false when that observer was removed since
-    /// the write (or its slot reused). Ended by `endDelivery(observer:)`.
+    /// Claims the `k`th call, without the lock: false when that observer
+    /// was removed since the write (the removal dropped its pin).
     @inlinable @inline(__always)
-    public func beginDirectCall(_ k: Int, into d: inout Delivery) -> Bool {
+    public func claimDirectCall(_ k: Int) -> Bool {
+        directWords.unsafelyUnwrapped[k].compareExchange(
+            expected: DirectWord.pinned, desired: DirectWord.calling, ordering: .acquiring).exchanged
+    }
+
+    /// Makes the `k`th call (claimed), without the lock: the shared change
+    /// with this observer's id, lent to its sink.
+    @inlinable @inline(__always)
+    public func makeDirectCall(_ k: Int) {
         let target = directTargets[k]
-        let i = Int(target.index)
-        guard observers[i].generation == target.generation, !observers[i].removed,
-              observers[i].sink != nil else { return false }
-        startCall(i, into: &d)
+        let d = directDelivery
+        d.pointee.change.observer = ObserverID(index: target.index, generation: target.generation)
+        withUnsafePointer(to: &d.pointee.change) { change in
+            target.sink._withUnsafeGuaranteedRef { $0.deliver(at: change) }
+        }
+    }
+
+    /// Ends the `k`th call, without the lock: true when the observer was
+    /// removed during it (the owner then takes the lock for
+    /// `endRemovedDirectCall`).
+    @inlinable @inline(__always)
+    public func finishDirectCall(_ k: Int) -> Bool {
+        directWords.unsafelyUnwrapped[k].exchange(DirectWord.called, ordering: .acquiringAndReleasing)
+            == DirectWord.removedWhileCalling
+    }
+
+    /// Under the lock, after the `k`th call of an observer removed during
+    /// it: frees it; returns the sink to release (the removal left it).
+    public func endRemovedDirectCall(_ k: Int) -> ObserverSink? {
+        directWords.unsafelyUnwrapped[k].store(DirectWord.dropped, ordering: .relaxed)
+        let i = Int(directTargets[k].index)
+        observers[i].pinnedAt = noIndex
+        return observers[i].running == 0 && observers[i].sink != nil ? freeObserverSlot(i) : nil
+    }
+
+    /// Whether the owner must take the lock and look before the next call
+    /// (read without the lock).
+    @inlinable @inline(__always)
+    public var directCallStopped: Bool { directStop.load(ordering: .relaxed) != 0 }
+
+    /// Under the lock, when the owner looked and goes on without it.
+    public func resumeDirectCalls() { directStop.store(0, ordering: .relaxed) }
+
+    /// Under the lock: the owner must look before its next direct call.
+    public func interruptDirectCall() { directStop.store(1, ordering: .relaxed) }
+
+    /// Whether observer `i` is pinned by the direct call being made (its
+    /// `pinnedAt` may be left from an earlier call: believed only when the
+    /// target there names it).
+    @inline(__always)
+    func isPinned(_ i: Int) -> Bool {
+        let at = Int(observers[i].pinnedAt)
+        return at != Int(noIndex) && directCall != nil && at < directTargets.count
+            && directTargets[at].index == UInt32(truncatingIfNeeded: i)
+    }
+
+    /// A removal (under the lock) of observer `i`, pinned by the direct
+    /// call: true when its call is not running (not made yet, or made), so
+    /// the removal may free it now; false when it is running (the owner
+    /// frees it when the call ends).
+    func dropPin(_ i: Int) -> Bool {
+        let word = directWords.unsafelyUnwrapped + Int(observers[i].pinnedAt)
+        var seen = word.pointee.load(ordering: .acquiring)
+        while true {
+            assert(seen == DirectWord.pinned || seen == DirectWord.called || seen == DirectWord.calling)
+            let next = seen == DirectWord.calling ? DirectWord.removedWhileCalling : DirectWord.dropped
+            let (exchanged, original) = word.pointee.compareExchange(
+                expected: seen, desired: next, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            seen = original
+        }
+        if seen == DirectWord.calling { return false }
+        observers[i].pinnedAt = noIndex
         return true
     }
 
-    /// Whether something was written or queued since the direct call's
-    /// write: then the calls still owed go back to the queue. A queued call
-    /// without a write counts (an equal write waking an observer that asked
-    /// for equal writes, an INITIAL call): the queue would have coalesced it
-    /// with a call still owed here.
+    /// Whether something queued SYNC work since the direct call's write:
+    /// then the calls still owed go back to the queue, which orders and
+    /// coalesces them with it. (Other writes change nothing the calls
+    /// report: their values and revision were fixed at the write.) A
+    /// queued call without a write counts (an equal write waking an
+    /// observer that asked for equal writes, an INITIAL call): the queue
+    /// would have coalesced it with a call still owed here.
     @inline(__always)
     public var directCallInterrupted: Bool {
-        revision != directCall.unsafelyUnwrapped.revision || !syncQueue.isEmpty
+        !syncQueue.isEmpty
     }
 
     /// The calls from the `k`th on, as the queue would hold them had the
@@ -131,14 +263,14 @@ extension Graph {
     /// drain to run before anything queued since. An observer a later write
     /// already queued keeps that write's revision and cause, as coalescing
     /// would, and its entry in the queue, which finds it no longer pending.
+    /// Ends the direct call.
     public func scheduleRemainingDirect(from k: Int, into batch: IndexQueue) {
         let call = directCall.unsafelyUnwrapped
         batch.removeAll()
         for n in k..<directTargets.count {
             let target = directTargets[n]
             let i = Int(target.index)
-            guard observers[i].generation == target.generation, !observers[i].removed,
-                  observers[i].sink != nil else { continue }
+            guard directWords.unsafelyUnwrapped[n].load(ordering: .relaxed) != DirectWord.dropped else { continue }
             if observers[i].pending {
                 observers[i].pendingRound = min(observers[i].pendingRound, call.round)
             } else {
@@ -154,7 +286,8 @@ extension Graph {
         endDirectCall()
     }
 
-    /// The direct call is over (made, or handed to the queue).
+    /// The direct call is over (made, or handed to the queue), and with
+    /// it its pins. Under the lock.
     @inline(__always)
     public func endDirectCall() {
         directCall = nil

@@ -1,4 +1,5 @@
 // GraphObservers.swift — observers: registration, removal, which ones a write wakes, queueing their calls.
+import Synchronization
 
 /// Observer registration, removal and scheduling.
 extension Graph {
@@ -93,6 +94,9 @@ extension Graph {
         observers[i].pendingOld = nil
         observers[i].pendingMeta = nil
         liveObservers -= 1
+        // Pinned by the direct call being made: freed now unless its call
+        // is running (the owner frees it when the call ends).
+        if isPinned(i) && !dropPin(i) { return nil }
         if observers[i].running > 0 { return nil }
         return freeObserverSlot(i)
     }
@@ -171,6 +175,8 @@ extension Graph {
     func push(_ entry: UInt32, sync: Bool) {
         if sync {
             syncQueue.append(entry)
+            // A direct call being made must look (`directCallInterrupted`).
+            directStop.store(1, ordering: .relaxed)
         } else {
             if loopQueue.isEmpty { loopWakeRequested = true }
             loopQueue.append(entry)
