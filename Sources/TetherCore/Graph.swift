@@ -273,11 +273,14 @@ open class Graph {
         p.initialize(to: Delivery())
         return p
     }()
-    @usableFromInline final var directTargets = NodeBuffer<DirectTarget>()
-    /// One word per direct target (`DirectWord`), changed atomically: the
-    /// owner makes the calls without the lock, a removal holds it.
+    /// The observers the direct call owes (`directTargetCount` of them),
+    /// and a word each (`DirectWord`), changed atomically: the owner makes
+    /// the calls without the lock, a removal holds it. Both have
+    /// `directCapacity` entries, grown together.
+    @usableFromInline final var directTargets: UnsafeMutablePointer<DirectTarget>?
+    @usableFromInline final var directTargetCount = 0
     @usableFromInline final var directWords: UnsafeMutablePointer<Atomic<UInt32>>?
-    final var directWordCapacity = 0
+    final var directCapacity = 0
     /// Nonzero when the owner, making direct calls without the lock, must
     /// take it and look (`directCallStopped`): SYNC work queued, releases
     /// deferred, the runtime freed. Set under the lock.
@@ -303,10 +306,10 @@ open class Graph {
         directDelivery.deinitialize(count: 1)
         directDelivery.deallocate()
         if let directWords {
-            directWords.deinitialize(count: directWordCapacity)
+            directWords.deinitialize(count: directCapacity)
             directWords.deallocate()
         }
-        directTargets.destroy()
+        directTargets?.deallocate()  // trivial elements: nothing to deinitialize
         states.destroy()
         observers.destroy()
         derived.destroy()

@@ -73,7 +73,7 @@ extension Graph {
 
     /// The observers the direct call owes, in order.
     @inlinable
-    public var directCallCount: Int { directTargets.count }
+    public var directCallCount: Int { directTargetCount }
 
     /// Records the call the write owes state `i`'s observers instead of
     /// queuing it, when the write may leave its calls to the owner: every
@@ -81,46 +81,13 @@ extension Graph {
     /// no SYNC call is queued (it would have to be ordered with these), no
     /// batch is open and no other direct call is being made. The owner
     /// allows it (`write`'s `directCalls`) only for writes from outside its
-    /// callbacks. Records and pins the observers (`DirectTarget`, a word
-    /// each) and the change, once, in `directDelivery`; false, with nothing
-    /// recorded, when not allowed. One walk of the list that checks as it
-    /// records: checking first and recording after walked it twice (~8
-    /// instructions an observer). A pin is only `pinnedAt`, which a removal
-    /// believes while the call is being made and its target there names
-    /// the observer (`isPinned`), so nothing unpins: a count in `running`
-    /// taken and dropped per observer was ~15 instructions a notification.
-    ///
-    /// `directDelivery` holds only scalars, so they are stored without
-    /// releasing what they replace.
+    /// callbacks. Records and pins the observers (`pinDirectTargets`) and
+    /// the change, once, in `directDelivery`; false, with nothing recorded,
+    /// when not allowed.
     func recordDirectCall(_ i: Int, old: ScalarValue, new: ScalarValue, round: UInt32) -> Bool {
-        guard directCall == nil, batchDepth == 0, syncQueue.isEmpty else { return false }
-        directTargets.removeAll()
-        var o = states[i].firstObserver
-        while o != noIndex {
-            let k = Int(o)
-            guard observers[k].options.contains(.sync), observers[k].path == nil, !observers[k].pending else {
-                directTargets.removeAll()
-                return false
-            }
-            let n = directTargets.count
-            if n == directWordCapacity { growDirectWords() }
-            directWords.unsafelyUnwrapped[n].store(DirectWord.pinned, ordering: .relaxed)
-            observers[k].pinnedAt = UInt32(truncatingIfNeeded: n)
-            directTargets.append(DirectTarget(index: o, generation: observers[k].generation,
-                                              sink: borrowedSink(k).unsafelyUnwrapped))
-            o = observers[k].next
-        }
-        directStop.store(0, ordering: .relaxed)
-        directCall = DirectCall(state: i, revision: revision, round: round)
-        // What every call shares, filled here once rather than read back
-        // from `directCall` by the owner (profiled: ~25 instructions a write).
-        let d = directDelivery
-        d.pointee.round = round
-        d.pointee.change.state = StateID(index: UInt32(i), generation: states[i].generation)
-        d.pointee.change.computed = nil
-        if d.pointee.change.path != nil { d.pointee.change.path = nil }
-        withUnsafeMutablePointer(to: &d.pointee.change.oldValue) { oldValue in
-            withUnsafeMutablePointer(to: &d.pointee.change.newValue) { newValue in
+        guard directCall == nil, batchDepth == 0, syncQueue.isEmpty, pinDirectTargets(of: i) else { return false }
+        withUnsafeMutablePointer(to: &directDelivery.pointee.change.oldValue) { oldValue in
+            withUnsafeMutablePointer(to: &directDelivery.pointee.change.newValue) { newValue in
                 // Two ints (the typed write) without `Value(trivial:)`'s
                 // switch on each; a `Value` passed in instead was an
                 // outlined copy each (profiled).
@@ -133,24 +100,106 @@ extension Graph {
                 }
             }
         }
-        d.pointee.change.revision = revision
-        d.pointee.change.isInitial = false
-        if d.pointee.change.cause.meta != nil { d.pointee.change.cause = Cause() }
-        d.pointee.change.cause.wave = revision  // a write from outside callbacks starts its wave
+        startDirectCall(i, round: round)
         return true
     }
 
-    /// More words, before any is in use (no call is being made).
-    private func growDirectWords() {
-        let capacity = Swift.max(16, directWordCapacity * 2)
+    /// The common SYNC write in one function: an int written over a
+    /// different int (the typed setter), from outside callbacks, to a live
+    /// state without readers, descriptor or path readers whose observers
+    /// all qualify for a direct call (`recordDirectCall`), while nothing is
+    /// owed (no SYNC call queued, no loop wake-up, no batch). The owner has
+    /// taken the delivery lock (so no other direct call is being made) and
+    /// makes the calls. False, with nothing written, for anything else: the
+    /// owner then lets go of the delivery lock and writes as before
+    /// (`writeHeldInt`). One function instead of `writeHeldInt`,
+    /// `writeScalar`, `recordDirectCall` and `bumpVersion`, each checking
+    /// again what the one before knew (issue 16, item 1 of "Next").
+    public final func writeDirectInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> Bool {
+        assert(directCall == nil)
+        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value, old != n,
+              states[i].firstSub == noIndex, undescribedWithoutPathReaders(i), !loopWakeRequested,
+              batchDepth == 0, syncQueue.isEmpty, pinDirectTargets(of: i) else { return false }
+        let revision = revisionCount &+ 1, version = nextVersion
+        revisionCount = revision
+        states[i].revision = revision
+        states[i].version = version
+        nextVersion = version &+ 1
+        storeIntPayload(i, n)
+        withUnsafeMutablePointer(to: &directDelivery.pointee.change.oldValue) { $0.initialize(to: .int(old)) }
+        withUnsafeMutablePointer(to: &directDelivery.pointee.change.newValue) { $0.initialize(to: .int(n)) }
+        startDirectCall(i, round: 0)
+        return true
+    }
+
+    /// Pins state `i`'s observers as the direct call's targets, in order,
+    /// each with its word: false when one does not qualify (a loop, path
+    /// or pending observer) or there is none. One walk that checks as it
+    /// records (checking first and recording after walked the list twice,
+    /// ~8 instructions an observer), into storage written in place (an
+    /// append per target checked its buffer and count each time). A pin
+    /// is only `pinnedAt`, which a removal believes while the call is being
+    /// made and its target there names the observer (`isPinned`), so a
+    /// failed walk leaves nothing to undo and nothing unpins: a count in
+    /// `running` taken and dropped per observer was ~15 instructions a
+    /// notification.
+    @inline(__always)
+    final func pinDirectTargets(of i: Int) -> Bool {
+        var n = 0
+        var o = states[i].firstObserver
+        while o != noIndex {
+            let k = Int(o)
+            guard observers[k].options.contains(.sync), observers[k].path == nil, !observers[k].pending else {
+                return false
+            }
+            if n == directCapacity { growDirectTargets(keeping: n) }
+            directWords.unsafelyUnwrapped[n].store(DirectWord.pinned, ordering: .relaxed)
+            (directTargets.unsafelyUnwrapped + n).initialize(
+                to: DirectTarget(index: o, generation: observers[k].generation, sink: borrowedSink(k).unsafelyUnwrapped))
+            observers[k].pinnedAt = UInt32(truncatingIfNeeded: n)
+            n &+= 1
+            o = observers[k].next
+        }
+        directTargetCount = n
+        return n > 0
+    }
+
+    /// Twice the room for targets and words, keeping the first `count`
+    /// targets (words are all `pinned` when the walk reaches them).
+    @inline(never)
+    private func growDirectTargets(keeping count: Int) {
+        let capacity = Swift.max(16, directCapacity * 2)
+        let targets = UnsafeMutablePointer<DirectTarget>.allocate(capacity: capacity)
         let words = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: capacity)
         for n in 0..<capacity { (words + n).initialize(to: Atomic(DirectWord.pinned)) }
-        if let old = directWords {
-            old.deinitialize(count: directWordCapacity)
+        if let old = directTargets {
+            targets.moveInitialize(from: old, count: count)
             old.deallocate()
         }
+        if let old = directWords {
+            old.deinitialize(count: directCapacity)
+            old.deallocate()
+        }
+        directTargets = targets
         directWords = words
-        directWordCapacity = capacity
+        directCapacity = capacity
+    }
+
+    /// What every call of the direct call shares but its values, filled
+    /// once at the write. The fields no direct call sets (computed, path,
+    /// metadata, INITIAL) keep the values `Delivery()` gave them: nothing
+    /// else writes `directDelivery` (~10 instructions a write).
+    @inline(__always)
+    final func startDirectCall(_ i: Int, round: UInt32) {
+        let d = directDelivery
+        assert(d.pointee.change.computed == nil && d.pointee.change.path == nil
+               && d.pointee.change.cause.meta == nil && !d.pointee.change.isInitial)
+        directStop.store(0, ordering: .relaxed)
+        directCall = DirectCall(state: i, revision: revisionCount, round: round)
+        d.pointee.round = round
+        d.pointee.change.state = StateID(index: UInt32(truncatingIfNeeded: i), generation: states[i].generation)
+        d.pointee.change.revision = revisionCount
+        d.pointee.change.cause.wave = revisionCount  // a write from outside callbacks starts its wave
     }
 
     /// Queues the recorded call as the write would have (the owner cannot
@@ -177,7 +226,7 @@ extension Graph {
     /// with this observer's id, lent to its sink.
     @inlinable @inline(__always)
     public func makeDirectCall(_ k: Int) {
-        let target = directTargets[k]
+        let target = directTargets.unsafelyUnwrapped[k]
         let d = directDelivery
         d.pointee.change.observer = ObserverID(index: target.index, generation: target.generation)
         withUnsafePointer(to: &d.pointee.change) { change in
@@ -198,7 +247,7 @@ extension Graph {
     /// it: frees it; returns the sink to release (the removal left it).
     public func endRemovedDirectCall(_ k: Int) -> ObserverSink? {
         directWords.unsafelyUnwrapped[k].store(DirectWord.dropped, ordering: .relaxed)
-        let i = Int(directTargets[k].index)
+        let i = Int(directTargets.unsafelyUnwrapped[k].index)
         observers[i].pinnedAt = noIndex
         return observers[i].running == 0 && observers[i].sink != nil ? freeObserverSlot(i) : nil
     }
@@ -220,8 +269,8 @@ extension Graph {
     @inline(__always)
     func isPinned(_ i: Int) -> Bool {
         let at = Int(observers[i].pinnedAt)
-        return at != Int(noIndex) && directCall != nil && at < directTargets.count
-            && directTargets[at].index == UInt32(truncatingIfNeeded: i)
+        return at != Int(noIndex) && directCall != nil && at < directTargetCount
+            && directTargets.unsafelyUnwrapped[at].index == UInt32(truncatingIfNeeded: i)
     }
 
     /// A removal (under the lock) of observer `i`, pinned by the direct
@@ -267,8 +316,8 @@ extension Graph {
     public func scheduleRemainingDirect(from k: Int, into batch: IndexQueue) {
         let call = directCall.unsafelyUnwrapped
         batch.removeAll()
-        for n in k..<directTargets.count {
-            let target = directTargets[n]
+        for n in k..<directTargetCount {
+            let target = directTargets.unsafelyUnwrapped[n]
             let i = Int(target.index)
             guard directWords.unsafelyUnwrapped[n].load(ordering: .relaxed) != DirectWord.dropped else { continue }
             if observers[i].pending {

@@ -24,7 +24,7 @@ extension Engine {
     /// order with one prepared change. Entered holding `lock` and
     /// `deliveryLock`; returns with both released. Pins the runtime only if
     /// a callback freed it (see `deliverSyncLocked`).
-    @inline(__always)
+    @usableFromInline
     func deliverDirectLocked() {
         if drainDirect() {
             unlockBoth()
