@@ -186,8 +186,8 @@ extension Runtimes {
             // with the delivery lock, which its calls need; declined, that
             // lock goes back untouched (no waiter can have marked it: that
             // takes the graph lock, held here).
-            if engine.deliveryLock.tryTake() {
-                let h = HandleCodec.decode(id)
+            let h = HandleCodec.decode(id)
+            if engine.graph.mayWriteDirect(h.index) && engine.deliveryLock.tryTake() {
                 if engine.graph.writeDirectInt(h.index, h.generation, n) {
                     engine.deliverDirectLocked()
                     return .written
