@@ -92,6 +92,11 @@ open class Graph {
         @usableFromInline var sink: ObserverSink?
         // Pending delivery (coalesced): first old value, latest revision.
         var pending: Bool
+        /// Not a SYNC observer of the whole value (fixed at registration):
+        /// never owed a direct call. Beside `pending`, so the direct call's
+        /// walk tests both in one 16-bit load (`mayCallDirectly`;
+        /// `ObserverLayoutTests` pins it).
+        var notDirect: Bool
         var pendingInitial: Bool
         var pendingOld: Value?
         var pendingRevision: UInt64

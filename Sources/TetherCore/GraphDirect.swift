@@ -160,9 +160,7 @@ extension Graph {
         var o = states[i].firstObserver
         while o != noIndex {
             let k = Int(o)
-            guard observers[k].options.contains(.sync), observers[k].path == nil, !observers[k].pending else {
-                return false
-            }
+            guard mayCallDirectly(k) else { return false }
             if n == directCapacity { growDirectTargets(keeping: n) }
             directWords.unsafelyUnwrapped[n].store(DirectWord.pinned, ordering: .relaxed)
             (directTargets.unsafelyUnwrapped + n).initialize(
@@ -173,6 +171,16 @@ extension Graph {
         }
         directTargetCount = n
         return n > 0
+    }
+
+    /// Observer `k` is a SYNC observer of the whole value, not pending:
+    /// `notDirect` and `pending` in one 16-bit load (three fields tested
+    /// apart were ~4 instructions more an observer).
+    @inline(__always)
+    final func mayCallDirectly(_ k: Int) -> Bool {
+        let record = UnsafeRawPointer(observers.base.unsafelyUnwrapped + k)
+        let offset = MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.pending).unsafelyUnwrapped
+        return record.load(fromByteOffset: offset, as: UInt16.self) == 0
     }
 
     /// Twice the room for targets and words, keeping the first `count`

@@ -21,7 +21,8 @@ extension Graph {
         let record = ObserverRecord(
             generation: generation, target: target, prev: last, next: noIndex,
             nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
-            pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
+            pending: false, notDirect: !options.contains(.sync) || path != nil,
+            pendingInitial: false, pendingOld: nil, pendingRevision: 0,
             pendingRound: 0, running: 0, removed: false)
         let index = try insertObserver(record)
         nextSequence &+= 1

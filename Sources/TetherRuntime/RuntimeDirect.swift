@@ -55,27 +55,31 @@ extension Engine {
         // callbacks, so the context is pushed, never replaced; its cause is
         // the write's wave, without metadata (`recordDirectCall`).
         assert(!DeliveryContext.isDelivering(id))
-        let entered = DeliveryContext.push(id, round: delivery.pointee.round &+ 1, wave: delivery.pointee.change.cause.wave)
+        guard DeliveryContext.push(id, round: delivery.pointee.round &+ 1, wave: delivery.pointee.change.cause.wave) else {
+            // Nesting too deep: every call ends without being made, as a
+            // refused entry ends a queued one (tested here, not per call).
+            graph.endDirectCall()
+            return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
+        }
         lock.unlock()
         var k = 0
         while k < count {
             var removedDuring = false
             if graph.claimDirectCall(k) {
-                // Nesting too deep (not entered): ended without the call.
-                if entered { graph.makeDirectCall(k) }
+                graph.makeDirectCall(k)
                 removedDuring = graph.finishDirectCall(k)
             }
             k += 1
             if removedDuring || graph.directCallStopped {
                 lock.lock()
-                if let done = lookBetweenDirectCalls(k, count, entered: entered, removedDuring: removedDuring) {
+                if let done = lookBetweenDirectCalls(k, count, removedDuring: removedDuring) {
                     return done
                 }
                 lock.unlock()
             }
         }
         lock.lock()
-        if entered { DeliveryContext.pop() }
+        DeliveryContext.pop()
         graph.endDirectCall()
         // Calls the callbacks queued (their writes, INITIAL calls). The
         // direct call left nothing held in `delivery` (scalars only).
@@ -88,7 +92,7 @@ extension Engine {
     /// calls still owed become the rest of the current round, and the
     /// queue takes over). Nil to go on (`lock` still held); else
     /// `drainDirect`'s answer.
-    private func lookBetweenDirectCalls(_ k: Int, _ count: Int, entered: Bool, removedDuring: Bool) -> Bool? {
+    private func lookBetweenDirectCalls(_ k: Int, _ count: Int, removedDuring: Bool) -> Bool? {
         if removedDuring, let released = graph.endRemovedDirectCall(k - 1) {
             lock.unlock()
             runReleases(sinks: [released], bodies: [])
@@ -97,13 +101,13 @@ extension Engine {
         graph.resumeDirectCalls()
         runDeferredReleases()
         if dead {
-            if entered { DeliveryContext.pop() }
+            DeliveryContext.pop()
             graph.endDirectCall()
             lock.unlock()
             return false
         }
         if k < count && graph.directCallInterrupted {
-            if entered { DeliveryContext.pop() }
+            DeliveryContext.pop()
             graph.scheduleRemainingDirect(from: k, into: batch)
             return drainLocked(includeLoop: false, continuing: true)
         }

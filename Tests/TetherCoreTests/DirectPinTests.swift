@@ -78,3 +78,29 @@ import Testing
         #expect(r.changes[1].old == .int(0) && r.changes[1].new == .int(1))
     }
 }
+
+/// `mayCallDirectly` reads an observer record's `pending` and `notDirect`
+/// as one 16-bit word: these pin that layout and its answers.
+@Suite struct ObserverLayoutTests {
+    @Test func pendingAndNotDirectAreOneAlignedWord() throws {
+        let pending = try #require(MemoryLayout<Graph.ObserverRecord>.offset(of: \Graph.ObserverRecord.pending))
+        let notDirect = try #require(MemoryLayout<Graph.ObserverRecord>.offset(of: \Graph.ObserverRecord.notDirect))
+        #expect(notDirect == pending + 1)
+        #expect(pending % MemoryLayout<UInt16>.alignment == 0)
+        #expect(MemoryLayout<Graph.ObserverRecord>.stride == 120)  // the padding took both new fields
+    }
+
+    @Test func theOneWordCheckMatchesTheFields() throws {
+        let g = Graph()
+        let r = Recorder()
+        let s = try g.createState(try Value(json: #"{"a":1}"#))
+        let sync = try g.observe(s, path: nil, options: [.sync], sink: r.sink("sync"))
+        let loop = try g.observe(s, path: nil, options: [], sink: r.sink("loop"))
+        let path = try g.observe(s, path: JSONPointer(tokens: ["a"]), options: [.sync], sink: r.sink("path"))
+        #expect(g.mayCallDirectly(Int(sync.index)))
+        #expect(!g.mayCallDirectly(Int(loop.index)))
+        #expect(!g.mayCallDirectly(Int(path.index)))
+        g.observers[Int(sync.index)].pending = true
+        #expect(!g.mayCallDirectly(Int(sync.index)))
+    }
+}
