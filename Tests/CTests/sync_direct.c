@@ -443,6 +443,47 @@ TEST_CASE(sync_direct_free_runtime_from_another_thread) {
   return check_report("sync_direct_free_runtime_from_another_thread");
 }
 
+/* A thread nested in callbacks of 16 runtimes skips deeper callbacks
+ * (docs/runtime.md, limits): runtime i's observer writes runtime i+1's
+ * state, so observer i runs 1 + i deep; observer 16's direct call is not
+ * entered, and ends without being made. Every write still succeeds. */
+#define NEST 18
+static tether_state_t nest_states[NEST];
+static int nest_calls[NEST], nest_rc;
+
+static void on_nested(const tether_change_t *c, void *user_data) {
+  int i = (int)(intptr_t)user_data;
+  (void)c;
+  nest_calls[i]++;
+  if (i + 1 < NEST) nest_rc |= tether_state_set_int(nest_states[i + 1], 1);
+}
+
+TEST_CASE(sync_direct_nested_too_deep_skips_the_call) {
+  tether_runtime_t rts[NEST];
+  tether_observer_t o;
+  int64_t v = -1;
+  nest_rc = 0;
+  for (int i = 0; i < NEST; i++) {
+    rts[i] = host_runtime();
+    nest_calls[i] = 0;
+    CHECK_OK(tether_state_new_int(rts[i], 0, 0, &nest_states[i]));
+    CHECK_OK(tether_observe(nest_states[i], NULL, TETHER_OBSERVE_SYNC, on_nested, (void *)(intptr_t)i, NULL, &o));
+  }
+  CHECK_OK(tether_state_set_int(nest_states[0], 1));
+  CHECK_OK(nest_rc);
+  for (int i = 0; i < 16; i++) CHECK_INT_EQ(nest_calls[i], 1);
+  CHECK_INT_EQ(nest_calls[16], 0);
+  CHECK_OK(tether_state_get_int(nest_states[16], &v));
+  CHECK_INT_EQ(v, 1);
+  CHECK_OK(tether_state_get_int(nest_states[17], &v));
+  CHECK_INT_EQ(v, 0);
+  /* Not owed later either: the next write is called as usual. */
+  CHECK_OK(tether_state_set_int(nest_states[16], 2));
+  CHECK_INT_EQ(nest_calls[16], 1);
+  for (int i = 0; i < NEST; i++) CHECK_OK(tether_runtime_free(rts[i]));
+  return check_report("sync_direct_nested_too_deep_skips_the_call");
+}
+
 /* ---- under contention ------------------------------------------------------ */
 
 #define THREADS 4
