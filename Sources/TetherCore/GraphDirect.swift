@@ -23,14 +23,15 @@
 ///
 /// **Pinned calls.** The write pins every observer it owes a call (its
 /// `pinnedAt`: no removal frees its sink without asking the call's word)
-/// and gives each a word (`DirectWord`) in `directWords`. Between calls the owner reads, without
-/// the lock, only those words and `directStop`; whatever needs it to look
-/// under the lock (SYNC work queued, releases deferred, the runtime freed)
-/// sets `directStop`. A removal (under the lock) and the owner's call race
-/// for the word with a compare-and-swap, so the contract holds: a removal
-/// before the call wins (the call is skipped, the pin dropped, the destroy
-/// runs at once), a removal during it waits for its end (the owner releases
-/// it then), a removal after it drops the pin at once.
+/// and gives each a word (`DirectWord`) in `directWords`. Between calls
+/// the owner reads, without the lock, only those words and `directStop`;
+/// whatever needs it to look under the lock (SYNC work queued, releases
+/// deferred, the runtime freed) sets `directStop`. A removal (under the
+/// lock) and the owner's call race for the word with a compare-and-swap,
+/// so `tether_observer_remove`'s contract holds: a removal before the call
+/// wins (the call is skipped, the observer freed and its destroy run at
+/// once), a removal during it waits for its end (the owner frees it then),
+/// a removal after it frees it at once.
 import Synchronization
 
 @usableFromInline
@@ -83,7 +84,8 @@ extension Graph {
     /// allows it (`write`'s `directCalls`) only for writes from outside its
     /// callbacks. Records and pins the observers (`pinDirectTargets`) and
     /// the change, once, in `directDelivery`; false, with nothing recorded,
-    /// when not allowed.
+    /// when not allowed. `directDelivery` holds only scalars, so the values
+    /// are stored without releasing what they replace.
     func recordDirectCall(_ i: Int, old: ScalarValue, new: ScalarValue, round: UInt32) -> Bool {
         guard directCall == nil, batchDepth == 0, syncQueue.isEmpty, pinDirectTargets(of: i) else { return false }
         withUnsafeMutablePointer(to: &directDelivery.pointee.change.oldValue) { oldValue in
