@@ -91,6 +91,23 @@ final class CObserverSink: ObserverSink {
         _withUnprotectedUnsafePointer(to: &c) { fn($0, userData) }
     }
 
+    /// `deliver(at:)` for a direct call: what it always is (a state's
+    /// change, both values present, not INITIAL, outside transactions) is
+    /// stored without testing, and the change built whole (no zeroing
+    /// first).
+    override func deliverDirect(at change: UnsafePointer<Change>) {
+        if encodedFor != change.pointee.observer { encodeHandles(change) }
+        let base = UnsafeRawPointer(change)
+        var c = tether_change_t(
+            observer: tether_observer_t(id: observerHandle), state: tether_state_t(id: stateHandle),
+            path: UnsafePointer(observed.text),
+            old_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.oldValue).unsafelyUnwrapped),
+            new_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.newValue).unsafelyUnwrapped),
+            revision: change.pointee.revision, flags: 0, computed: tether_computed_t(id: 0), transaction: nil,
+            binding: tether_binding_t(id: binding))
+        _withUnprotectedUnsafePointer(to: &c) { fn($0, userData) }
+    }
+
     override func runRelease() {
         if released { return }
         released = true

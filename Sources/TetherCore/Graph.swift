@@ -1,4 +1,5 @@
 // Graph.swift — the Graph class: its storage, side tables and call-out hooks; states: create, free, read.
+import Synchronization
 
 /// The reactive graph: states and their observers in contiguous storage,
 /// addressed by index. Single-threaded by design: the runtime that owns a
@@ -91,6 +92,11 @@ open class Graph {
         @usableFromInline var sink: ObserverSink?
         // Pending delivery (coalesced): first old value, latest revision.
         var pending: Bool
+        /// Not a SYNC observer of the whole value (fixed at registration):
+        /// never owed a direct call. Beside `pending`, so the direct call's
+        /// walk tests both in one 16-bit load (`mayCallDirectly`;
+        /// `ObserverLayoutTests` pins it).
+        var notDirect: Bool
         var pendingInitial: Bool
         var pendingOld: Value?
         var pendingRevision: UInt64
@@ -98,6 +104,10 @@ open class Graph {
         // Calls in flight; a removal during a call defers the release to its end.
         @usableFromInline var running: UInt32
         @usableFromInline var removed: Bool
+        /// Its place in the direct call being made (`directTargets`), or
+        /// noIndex: a removal then decides with that call's word who comes
+        /// first (GraphDirect.swift). In the padding after `removed`.
+        @usableFromInline var pinnedAt: UInt32 = noIndex
         /// The cause of the latest pending write (see `Cause`).
         var pendingMeta: AnyObject? = nil
         var pendingWave: UInt64 = 0
@@ -151,7 +161,7 @@ open class Graph {
     public var batchDepth = 0
     public internal(set) var liveDerived = 0
     var pendingSinkReleases: [ObserverSink] = [] {
-        didSet { hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+        didSet { deferredReleasesChanged() }
     }
     /// The cause of the latest write that queued an effect or tracking, by
     /// derived index, kept only when it is not the plain one (no metadata,
@@ -178,11 +188,18 @@ open class Graph {
     /// write sees. Tested instead of `cause.meta`, whose read retained it.
     var causeIsPlain = true
     var pendingBodyReleases: [DerivedBody] = [] {
-        didSet { hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty }
+        didSet { deferredReleasesChanged() }
     }
     /// Whether either list above has entries: asked after every read from
     /// inside a callback, where testing the arrays retained their storage.
     public internal(set) final var hasDeferredReleases = false
+
+    /// After either list changed: `hasDeferredReleases`, and a direct call
+    /// being made runs them before its next call, as a drain does.
+    private func deferredReleasesChanged() {
+        hasDeferredReleases = !pendingSinkReleases.isEmpty || !pendingBodyReleases.isEmpty
+        if hasDeferredReleases { directStop.store(1, ordering: .relaxed) }
+    }
 
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.
@@ -261,7 +278,18 @@ open class Graph {
         p.initialize(to: Delivery())
         return p
     }()
-    @usableFromInline final var directTargets = NodeBuffer<(index: UInt32, generation: UInt32)>()
+    /// The observers the direct call owes (`directTargetCount` of them),
+    /// and a word each (`DirectWord`), changed atomically: the owner makes
+    /// the calls without the lock, a removal holds it. Both have
+    /// `directCapacity` entries, grown together.
+    @usableFromInline final var directTargets: UnsafeMutablePointer<DirectTarget>?
+    @usableFromInline final var directTargetCount = 0
+    @usableFromInline final var directWords: UnsafeMutablePointer<Atomic<UInt32>>?
+    final var directCapacity = 0
+    /// Nonzero when the owner, making direct calls without the lock, must
+    /// take it and look (`directCallStopped`): SYNC work queued, releases
+    /// deferred, the runtime freed. Set under the lock.
+    @usableFromInline final let directStop = Atomic<UInt32>(0)
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
     @usableFromInline final var loopWakeRequested = false
@@ -282,6 +310,11 @@ open class Graph {
     deinit {
         directDelivery.deinitialize(count: 1)
         directDelivery.deallocate()
+        if let directWords {
+            directWords.deinitialize(count: directCapacity)
+            directWords.deallocate()
+        }
+        directTargets?.deallocate()  // trivial elements: nothing to deinitialize
         states.destroy()
         observers.destroy()
         derived.destroy()

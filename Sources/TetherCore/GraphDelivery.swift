@@ -247,7 +247,7 @@ extension Graph {
         syncQueue.removeAll()
         loopQueue.removeAll()
         directCall = nil
-        directTargets.destroy()
+        directTargetCount = 0
         firstFreeState = noIndex
         firstFreeObserver = noIndex
         firstFreeDerived = noIndex

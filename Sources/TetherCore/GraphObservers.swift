@@ -1,4 +1,5 @@
 // GraphObservers.swift — observers: registration, removal, which ones a write wakes, queueing their calls.
+import Synchronization
 
 /// Observer registration, removal and scheduling.
 extension Graph {
@@ -20,7 +21,8 @@ extension Graph {
         let record = ObserverRecord(
             generation: generation, target: target, prev: last, next: noIndex,
             nextFree: noIndex, options: options, path: path, sequence: nextSequence, sink: sink,
-            pending: false, pendingInitial: false, pendingOld: nil, pendingRevision: 0,
+            pending: false, notDirect: !options.contains(.sync) || path != nil,
+            pendingInitial: false, pendingOld: nil, pendingRevision: 0,
             pendingRound: 0, running: 0, removed: false)
         let index = try insertObserver(record)
         nextSequence &+= 1
@@ -93,6 +95,9 @@ extension Graph {
         observers[i].pendingOld = nil
         observers[i].pendingMeta = nil
         liveObservers -= 1
+        // Pinned by the direct call being made: freed now unless its call
+        // is running (the owner frees it when the call ends).
+        if isPinned(i) && !dropPin(i) { return nil }
         if observers[i].running > 0 { return nil }
         return freeObserverSlot(i)
     }
@@ -171,6 +176,8 @@ extension Graph {
     func push(_ entry: UInt32, sync: Bool) {
         if sync {
             syncQueue.append(entry)
+            // A direct call being made must look (`directCallInterrupted`).
+            directStop.store(1, ordering: .relaxed)
         } else {
             if loopQueue.isEmpty { loopWakeRequested = true }
             loopQueue.append(entry)

@@ -42,7 +42,7 @@ import TetherCore
     @usableFromInline var dead = false
 
     // Delivery.
-    let deliveryLock: DeliveryLock
+    @usableFromInline let deliveryLock: DeliveryLock
     private let deliveryLockOwner: Lock
     let idleCondition = Condition()
     var loopDraining = false

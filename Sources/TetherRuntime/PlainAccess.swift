@@ -182,6 +182,18 @@ extension Runtimes {
         let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
         let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
         return engine._withUnsafeGuaranteedRef { engine -> PlainWrite in
+            // The common SYNC write (`Graph.writeDirectInt`): taken only
+            // with the delivery lock, which its calls need; declined, that
+            // lock goes back untouched (no waiter can have marked it: that
+            // takes the graph lock, held here).
+            let h = HandleCodec.decode(id)
+            if engine.graph.mayWriteDirect(h.index) && engine.deliveryLock.tryTake() {
+                if engine.graph.writeDirectInt(h.index, h.generation, n) {
+                    engine.deliverDirectLocked()
+                    return .written
+                }
+                _ = engine.deliveryLock.release()
+            }
             // As `Engine.write`: the calls are this writer's to make only
             // if no other writer's direct call is being made (that one's
             // owner makes or hands back its calls; taking them crashed

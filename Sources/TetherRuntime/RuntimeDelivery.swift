@@ -53,85 +53,6 @@ extension Engine {
         }
     }
 
-    /// After a write from outside callbacks that left its SYNC calls to the
-    /// writer, `lock` held: makes them if nothing else is owed first and no
-    /// other thread is delivering; otherwise queues them as the write would
-    /// have and delivers the queue as any SYNC write does. Returns with
-    /// `lock` released.
-    @usableFromInline @inline(__always)
-    func deliverDirectWrite() {
-        if !graph.hasSyncWork && deliveryLock.tryTake() {
-            deliverDirectLocked()
-            return
-        }
-        graph.scheduleDirectCall()
-        // Queued: delivered as any SYNC write's calls (a direct call is
-        // only recorded outside callbacks and batches).
-        if graph.hasSyncWork { deliverSyncLocked() } else { lock.unlock() }
-    }
-
-    /// The SYNC calls a write left to its writer (GraphDirect.swift), made
-    /// in the observers' order with one prepared change. Entered holding
-    /// `lock` and `deliveryLock`; returns with both released. Pins the
-    /// runtime only if a callback freed it (see `deliverSyncLocked`).
-    @inline(__always)
-    func deliverDirectLocked() {
-        if drainDirect() {
-            unlockBoth()
-        } else {
-            unlockDelivery(finishingTeardown: true)
-        }
-    }
-
-    /// Returns as `drainLocked` does: true with `lock` held when nothing
-    /// is owed any more, false with it released when the runtime died.
-    ///
-    /// The calls share one callback context, entered once: they have the
-    /// same round and cause (`recordDirectCall` filled them once), and
-    /// entering and leaving per call was ~25 of a notification's 183
-    /// instructions (profiled). Between calls this thread holds `lock`
-    /// inside the context, which only the releases of removed observers
-    /// see (they enter it again, as their own callbacks); it is left
-    /// before anything else runs (the queue's drain, the end).
-    @inline(__always)
-    private func drainDirect() -> Bool {
-        let delivery = graph.directDelivery
-        let count = graph.directCallCount
-        // Writes made inside get the next round; see Graph.maxRounds. A
-        // direct call is owed only to a write from outside this runtime's
-        // callbacks, so the context is pushed, never replaced; its cause is
-        // the write's wave, without metadata (`recordDirectCall`).
-        assert(!DeliveryContext.isDelivering(id))
-        let entered = DeliveryContext.push(id, round: delivery.pointee.round &+ 1, wave: delivery.pointee.change.cause.wave)
-        var k = 0
-        while k < count {
-            if graph.beginDirectCall(k, into: &delivery.pointee) {
-                // Nesting too deep (not entered): ended without the call.
-                call(delivery) { if entered { $0.deliver() } }
-            }
-            k += 1
-            runDeferredReleases()
-            if dead {
-                if entered { DeliveryContext.pop() }
-                graph.endDirectCall()
-                lock.unlock()
-                return false
-            }
-            if k < count && graph.directCallInterrupted {
-                // Something was written: the calls still owed become the
-                // rest of the current round, and the queue takes over.
-                if entered { DeliveryContext.pop() }
-                graph.scheduleRemainingDirect(from: k, into: batch)
-                return drainLocked(includeLoop: false, continuing: true)
-            }
-        }
-        if entered { DeliveryContext.pop() }
-        graph.endDirectCall()
-        // Calls the callbacks queued (their writes, INITIAL calls). The
-        // direct call left nothing held in `delivery` (scalars only).
-        return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
-    }
-
     /// Makes the call `delivery` holds (begun, `lock` held) outside the
     /// lock, with `make` (`run`, which enters the callback context, or the
     /// bare call when the caller entered it), then ends it, releasing the
@@ -152,7 +73,7 @@ extension Engine {
     /// Runs the releases the graph deferred while `lock` was held, outside
     /// it. Returns with `lock` held.
     @inline(__always)
-    private func runDeferredReleases() {
+    func runDeferredReleases() {
         guard graph.hasDeferredReleases else { return }
         let (sinks, bodies) = graph.takeDeferredReleases()
         lock.unlock()

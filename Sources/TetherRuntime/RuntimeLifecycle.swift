@@ -115,6 +115,7 @@ extension Engine {
     /// handle of this runtime fails, and flush waiters wake up.
     func markDead() {
         dead = true
+        graph.interruptDirectCall()  // a direct call being made stops at its next call
         // A single-threaded runtime's `lock` is not the slot's: take that.
         if owner != 0 { slot.lock.lock() }
         slot.runtime = nil

@@ -165,6 +165,12 @@
   X(sync_direct_remove_and_register_inside) \
   X(sync_direct_free_runtime_inside) \
   X(sync_direct_not_used_in_batches) \
+  X(sync_direct_remove_pinned_destroys_at_once) \
+  X(sync_direct_remove_self_destroys_after_call) \
+  X(sync_direct_remove_from_another_thread) \
+  X(sync_direct_write_from_another_thread) \
+  X(sync_direct_free_runtime_from_another_thread) \
+  X(sync_direct_nested_too_deep_skips_the_call) \
   X(sync_direct_threads_chain_per_observer) \
   X(plain_path_forged_and_stale_handles) \
   X(plain_path_other_types) \

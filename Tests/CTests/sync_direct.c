@@ -12,6 +12,7 @@
  * removal, a registration, and freeing the runtime.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,247 @@ TEST_CASE(sync_direct_not_used_in_batches) {
   CHECK_STR_EQ(sequence(), "A0>2 B0>2");
   CHECK_OK(tether_runtime_free(rt));
   return check_report("sync_direct_not_used_in_batches");
+}
+
+/* ---- pinned calls: removals while the calls run ---------------------------- */
+/* The writer makes the calls without the runtime's lock, every observer
+ * pinned by the write (docs/performance.md, "Pinned calls"). The contract
+ * still holds: after tether_observer_remove returns, the observer is not
+ * called again, and its destroy has run unless its call is running (then
+ * it runs when the call returns). */
+
+static int destroyed_at_return, remove_again_rc;
+static obs_t *watched; /* whose `destroyed` remove_victim_checked reads */
+
+static void remove_victim_checked(obs_t *o) {
+  o->rc = tether_observer_remove(o->victim);
+  destroyed_at_return = watched->destroyed;
+  remove_again_rc = tether_observer_remove(o->victim);
+}
+
+/* A removes C, not called yet: its destroy has run when the removal
+ * returns, and removing it again is refused; B then removes A, already
+ * called: its destroy runs at once too. */
+TEST_CASE(sync_direct_remove_pinned_destroys_at_once) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, b, c;
+  int c_at_return;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&b, 'B', s, 0);
+  observe(&c, 'C', s, 0);
+  on_first_call(&a, remove_victim_checked, (tether_state_t){0});
+  a.victim = c.handle;
+  watched = &c;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_INT_EQ(destroyed_at_return, 1);
+  CHECK_ERR(remove_again_rc, TETHER_ESTALE);
+  c_at_return = destroyed_at_return;
+  on_first_call(&b, remove_victim_checked, (tether_state_t){0});
+  b.victim = a.handle;
+  watched = &a;
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_OK(b.rc);
+  CHECK_INT_EQ(destroyed_at_return, 1);
+  CHECK_STR_EQ(sequence(), "A0>1 B0>1 A1>2 B1>2");
+  ncalls = 0;
+  CHECK_OK(tether_state_set_int(s, 3));
+  CHECK_STR_EQ(sequence(), "B2>3");
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_INT_EQ(a.destroyed + b.destroyed + c.destroyed + c_at_return, 4);
+  return check_report("sync_direct_remove_pinned_destroys_at_once");
+}
+
+/* A removes itself: its destroy waits for its call to return, the calls
+ * after it are made, and it is not called again. */
+TEST_CASE(sync_direct_remove_self_destroys_after_call) {
+  tether_runtime_t rt = host_runtime();
+  tether_state_t s;
+  obs_t a, b;
+  ncalls = 0;
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&a, 'A', s, 0);
+  observe(&b, 'B', s, 0);
+  on_first_call(&a, remove_victim_checked, (tether_state_t){0});
+  a.victim = a.handle;
+  watched = &a;
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(a.rc);
+  CHECK_INT_EQ(destroyed_at_return, 0);
+  CHECK_ERR(remove_again_rc, TETHER_ESTALE);
+  CHECK_INT_EQ(a.destroyed, 1);
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_STR_EQ(sequence(), "A0>1 B0>1 B1>2");
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_INT_EQ(a.destroyed + b.destroyed, 2);
+  return check_report("sync_direct_remove_self_destroys_after_call");
+}
+
+/* From another thread, while B's call runs (B waits for that thread): A,
+ * already called, and D, not called yet, are destroyed when their removal
+ * returns; B, whose call is running, when its call returns. D is never
+ * called; C is. */
+static obs_t pa, pb, pc, pd;
+static int pa_at_return, pd_at_return, pb_at_return, premove_rc;
+
+static void *remove_three(void *arg) {
+  (void)arg;
+  premove_rc = tether_observer_remove(pa.handle);
+  pa_at_return = pa.destroyed;
+  premove_rc |= tether_observer_remove(pd.handle);
+  pd_at_return = pd.destroyed;
+  premove_rc |= tether_observer_remove(pb.handle);
+  pb_at_return = pb.destroyed;
+  return NULL;
+}
+
+static void remove_from_thread(obs_t *o) {
+  pthread_t t;
+  o->rc = pthread_create(&t, NULL, remove_three, NULL);
+  if (o->rc == 0) o->rc = pthread_join(t, NULL);
+}
+
+TEST_CASE(sync_direct_remove_from_another_thread) {
+  tether_runtime_t rt;
+  tether_state_t s;
+  ncalls = 0;
+  CHECK_OK(tether_runtime_new(NULL, &rt));
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &s));
+  observe(&pa, 'A', s, 0);
+  observe(&pb, 'B', s, 0);
+  observe(&pc, 'C', s, 0);
+  observe(&pd, 'D', s, 0);
+  on_first_call(&pb, remove_from_thread, (tether_state_t){0});
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_OK(pb.rc);
+  CHECK_OK(premove_rc);
+  CHECK_INT_EQ(pa_at_return, 1);
+  CHECK_INT_EQ(pd_at_return, 1);
+  CHECK_INT_EQ(pb_at_return, 0);
+  CHECK_INT_EQ(pb.destroyed, 1);
+  CHECK_OK(tether_state_set_int(s, 2));
+  CHECK_STR_EQ(sequence(), "A0>1 B0>1 C0>1 C1>2");
+  CHECK_OK(tether_runtime_free(rt));
+  CHECK_INT_EQ(pa.destroyed + pb.destroyed + pc.destroyed + pd.destroyed, 4);
+  return check_report("sync_direct_remove_from_another_thread");
+}
+
+/* Another thread writes the state while B's call runs (B waits until the
+ * write is stored; the writer then waits for the delivery this thread
+ * makes): C, not called yet, gets one call for both writes, then A and B
+ * the second write, as the queue would have made them. */
+static tether_state_t pinned_state;
+static int pwrite_rc, pfree_rc;
+static pthread_t helper; /* started by a callback, joined by the case */
+
+static void *write_two_from_thread(void *arg) {
+  (void)arg;
+  pwrite_rc = tether_state_set_int(pinned_state, 2);
+  return NULL;
+}
+
+static void write_from_thread(obs_t *o) {
+  int64_t v = 0;
+  o->rc = pthread_create(&helper, NULL, write_two_from_thread, NULL);
+  while (o->rc == 0 && tether_state_get_int(pinned_state, &v) == TETHER_OK && v != 2) sched_yield();
+}
+
+TEST_CASE(sync_direct_write_from_another_thread) {
+  tether_runtime_t rt;
+  obs_t a, b, c;
+  ncalls = 0;
+  CHECK_OK(tether_runtime_new(NULL, &rt));
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &pinned_state));
+  observe(&a, 'A', pinned_state, 0);
+  observe(&b, 'B', pinned_state, 0);
+  observe(&c, 'C', pinned_state, 0);
+  on_first_call(&b, write_from_thread, (tether_state_t){0});
+  CHECK_OK(tether_state_set_int(pinned_state, 1));
+  CHECK_OK(b.rc);
+  CHECK(pthread_join(helper, NULL) == 0);
+  CHECK_OK(pwrite_rc);
+  CHECK_STR_EQ(sequence(), "A0>1 B0>1 C0>2 A1>2 B1>2");
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("sync_direct_write_from_another_thread");
+}
+
+/* Another thread frees the runtime while A's call runs (A waits until its
+ * state is stale; the free then waits for this thread's delivery): B is
+ * never called, and every destroy runs once. */
+static tether_runtime_t pinned_runtime;
+
+static void *free_from_thread(void *arg) {
+  (void)arg;
+  pfree_rc = tether_runtime_free(pinned_runtime);
+  return NULL;
+}
+
+static void free_runtime_from_thread(obs_t *o) {
+  int64_t v = 0;
+  o->rc = pthread_create(&helper, NULL, free_from_thread, NULL);
+  while (o->rc == 0 && tether_state_get_int(pinned_state, &v) != TETHER_ESTALE) sched_yield();
+}
+
+TEST_CASE(sync_direct_free_runtime_from_another_thread) {
+  obs_t a, b;
+  ncalls = 0;
+  CHECK_OK(tether_runtime_new(NULL, &pinned_runtime));
+  CHECK_OK(tether_state_new_int(pinned_runtime, 0, 0, &pinned_state));
+  observe(&a, 'A', pinned_state, 0);
+  observe(&b, 'B', pinned_state, 0);
+  on_first_call(&a, free_runtime_from_thread, (tether_state_t){0});
+  CHECK_OK(tether_state_set_int(pinned_state, 1));
+  CHECK_OK(a.rc);
+  CHECK(pthread_join(helper, NULL) == 0);
+  CHECK_OK(pfree_rc);
+  CHECK_STR_EQ(sequence(), "A0>1");
+  CHECK_INT_EQ(a.destroyed, 1);
+  CHECK_INT_EQ(b.destroyed, 1);
+  return check_report("sync_direct_free_runtime_from_another_thread");
+}
+
+/* A thread nested in callbacks of 16 runtimes skips deeper callbacks
+ * (docs/runtime.md, limits): runtime i's observer writes runtime i+1's
+ * state, so observer i runs 1 + i deep; observer 16's direct call is not
+ * entered, and ends without being made. Every write still succeeds. */
+#define NEST 18
+static tether_state_t nest_states[NEST];
+static int nest_calls[NEST], nest_rc;
+
+static void on_nested(const tether_change_t *c, void *user_data) {
+  int i = (int)(intptr_t)user_data;
+  (void)c;
+  nest_calls[i]++;
+  if (i + 1 < NEST) nest_rc |= tether_state_set_int(nest_states[i + 1], 1);
+}
+
+TEST_CASE(sync_direct_nested_too_deep_skips_the_call) {
+  tether_runtime_t rts[NEST];
+  tether_observer_t o;
+  int64_t v = -1;
+  nest_rc = 0;
+  for (int i = 0; i < NEST; i++) {
+    rts[i] = host_runtime();
+    nest_calls[i] = 0;
+    CHECK_OK(tether_state_new_int(rts[i], 0, 0, &nest_states[i]));
+    CHECK_OK(tether_observe(nest_states[i], NULL, TETHER_OBSERVE_SYNC, on_nested, (void *)(intptr_t)i, NULL, &o));
+  }
+  CHECK_OK(tether_state_set_int(nest_states[0], 1));
+  CHECK_OK(nest_rc);
+  for (int i = 0; i < 16; i++) CHECK_INT_EQ(nest_calls[i], 1);
+  CHECK_INT_EQ(nest_calls[16], 0);
+  CHECK_OK(tether_state_get_int(nest_states[16], &v));
+  CHECK_INT_EQ(v, 1);
+  CHECK_OK(tether_state_get_int(nest_states[17], &v));
+  CHECK_INT_EQ(v, 0);
+  /* Not owed later either: the next write is called as usual. */
+  CHECK_OK(tether_state_set_int(nest_states[16], 2));
+  CHECK_INT_EQ(nest_calls[16], 1);
+  for (int i = 0; i < NEST; i++) CHECK_OK(tether_runtime_free(rts[i]));
+  return check_report("sync_direct_nested_too_deep_skips_the_call");
 }
 
 /* ---- under contention ------------------------------------------------------ */
