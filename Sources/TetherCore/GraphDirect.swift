@@ -122,12 +122,7 @@ extension Graph {
         guard let i = plainIndex(index, generation), case let .int(old) = states[i].value, old != n,
               states[i].firstSub == noIndex, undescribedWithoutPathReaders(i), !loopWakeRequested,
               batchDepth == 0, syncQueue.isEmpty, pinDirectTargets(of: i) else { return false }
-        let revision = revisionCount &+ 1, version = nextVersion
-        revisionCount = revision
-        states[i].revision = revision
-        states[i].version = version
-        nextVersion = version &+ 1
-        storeIntPayload(i, n)
+        writeUnreadInt(i, n)
         withUnsafeMutablePointer(to: &directDelivery.pointee.change.oldValue) { $0.initialize(to: .int(old)) }
         withUnsafeMutablePointer(to: &directDelivery.pointee.change.newValue) { $0.initialize(to: .int(n)) }
         startDirectCall(i, round: 0)

@@ -74,18 +74,24 @@ extension Graph {
         guard let i = plainIndex(index, generation), case let .int(old) = states[i].value,
               states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
               undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
-        if n != old {
-            // Locals, not the fields again: each reload was an instruction.
-            let revision = revisionCount &+ 1, version = nextVersion
-            revisionCount = revision
-            states[i].revision = revision
-            states[i].version = version
-            nextVersion = version &+ 1
-            // Last: a store through a raw pointer may alias anything, so the
-            // node's address was loaded again for the stores after it.
-            storeIntPayload(i, n)
-        }
+        if n != old { writeUnreadInt(i, n) }
         return true
+    }
+
+    /// A new int in state `i`, which no computed reads: the write's
+    /// revision, the node's version, the payload (the plain write's and
+    /// `writeDirectInt`'s whole write).
+    @inlinable @inline(__always)
+    final func writeUnreadInt(_ i: Int, _ n: Int64) {
+        // Locals, not the fields again: each reload was an instruction.
+        let revision = revisionCount &+ 1, version = nextVersion
+        revisionCount = revision
+        states[i].revision = revision
+        states[i].version = version
+        nextVersion = version &+ 1
+        // Last: a store through a raw pointer may alias anything, so the
+        // node's address was loaded again for the stores after it.
+        storeIntPayload(i, n)
     }
 
     /// `described` empty and `pathReaders` false, in one 16-bit load: the
