@@ -5,6 +5,8 @@
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -148,4 +150,50 @@ void tether_internal_cond_timedwait(tether_internal_cond_t *c, tether_internal_l
 void tether_internal_cond_broadcast(tether_internal_cond_t *c) {
   __atomic_add_fetch(c, 1, __ATOMIC_RELEASE);
   futex_wake(c, INT_MAX);
+}
+
+/* ---- asymmetric fences (CTether.h) ---------------------------------------- */
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TETHER_UNDER_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TETHER_UNDER_TSAN 1
+#endif
+
+static pthread_once_t fences_once = PTHREAD_ONCE_INIT;
+static int fences_asymmetric;
+
+static void fences_register(void) {
+#ifdef TETHER_UNDER_TSAN
+  fences_asymmetric = 0;
+#else
+  const char *force = getenv("TETHER_SYMMETRIC_FENCES");
+  if (force != NULL && force[0] == '1') return;
+  /* Registration is per process and needed before the first use; a kernel
+   * without it (ENOSYS, EINVAL) or a sandbox that denies it (EPERM) leaves
+   * the symmetric path. */
+  long supported = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (supported < 0 || !(supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return;
+  fences_asymmetric = 1;
+#endif
+}
+
+int tether_internal_asymmetric_fences(void) {
+  pthread_once(&fences_once, fences_register);
+  return fences_asymmetric;
+}
+
+void tether_internal_heavy_fence(void) {
+  if (tether_internal_asymmetric_fences() &&
+      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    return;
+  /* Registered, yet refused: cannot happen once registered; a full fence
+   * keeps this side right, and the other side's is then missing, so stop
+   * here rather than race. */
+  if (tether_internal_asymmetric_fences()) abort();
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

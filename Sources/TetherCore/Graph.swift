@@ -212,6 +212,11 @@ open class Graph {
 
     // MARK: Calling out
 
+    /// A removal's fence against the owner of the direct call, between its
+    /// store and its load (GraphDirect.swift, "Asymmetric fences"): none
+    /// needed here, where `asymmetricFences` is false.
+    open func fenceAgainstDirectCaller() {}
+
     /// Runs a user callback (effect body, cleanup, validator, tracking
     /// apply) as a callback of `round` caused by `cause`. The runtime
     /// overrides it to release its lock around the call and mark the thread
@@ -279,17 +284,29 @@ open class Graph {
         return p
     }()
     /// The observers the direct call owes (`directTargetCount` of them),
-    /// and a word each (`DirectWord`), changed atomically: the owner makes
-    /// the calls without the lock, a removal holds it. Both have
-    /// `directCapacity` entries, grown together.
+    /// and what a removal did to each (`DirectRemoval`, under the lock);
+    /// both `directCapacity` long, grown together.
     @usableFromInline final var directTargets: UnsafeMutablePointer<DirectTarget>?
     @usableFromInline final var directTargetCount = 0
-    @usableFromInline final var directWords: UnsafeMutablePointer<Atomic<UInt32>>?
+    final var directRemovals: UnsafeMutablePointer<DirectRemoval>?
     final var directCapacity = 0
+    /// 1 + the index of the call the owner claimed last (0: none yet).
+    /// Written by the owner without the lock; read by a removal, under it,
+    /// past the handshake's fence (GraphDirect.swift, "Pinned calls").
+    @usableFromInline final let directCurrent = Atomic<UInt32>(0)
+    /// Targets a removal freed before the owner reached them: until it
+    /// has passed them all, `directStop` stays set (under the lock).
+    final var directSkips = 0
     /// Nonzero when the owner, making direct calls without the lock, must
-    /// take it and look (`directCallStopped`): SYNC work queued, releases
-    /// deferred, the runtime freed. Set under the lock.
+    /// take it and look before its next call: SYNC work queued, releases
+    /// deferred, the runtime freed, an observer of the calls removed. Set
+    /// under the lock.
     @usableFromInline final let directStop = Atomic<UInt32>(0)
+    /// Whether a removal's `fenceAgainstDirectCaller` leaves the owner's
+    /// half of the handshake a compiler barrier (GraphDirect.swift,
+    /// "Asymmetric fences"); false: sequentially consistent operations on
+    /// both sides. Set once, before the graph is shared.
+    public final var asymmetricFences = false
     /// Set when the loop queue went from empty to non-empty: the owner must
     /// wake its loop. Cleared by `takeLoopWakeRequest`.
     @usableFromInline final var loopWakeRequested = false
@@ -310,10 +327,7 @@ open class Graph {
     deinit {
         directDelivery.deinitialize(count: 1)
         directDelivery.deallocate()
-        if let directWords {
-            directWords.deinitialize(count: directCapacity)
-            directWords.deallocate()
-        }
+        directRemovals?.deallocate()  // trivial elements too
         directTargets?.deallocate()  // trivial elements: nothing to deinitialize
         states.destroy()
         observers.destroy()

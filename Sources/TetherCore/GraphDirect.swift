@@ -22,16 +22,39 @@
 ///   them rather than released and retaken around each (below).
 ///
 /// **Pinned calls.** The write pins every observer it owes a call (its
-/// `pinnedAt`: no removal frees its sink without asking the call's word)
-/// and gives each a word (`DirectWord`) in `directWords`. Between calls
-/// the owner reads, without the lock, only those words and `directStop`;
-/// whatever needs it to look under the lock (SYNC work queued, releases
-/// deferred, the runtime freed) sets `directStop`. A removal (under the
-/// lock) and the owner's call race for the word with a compare-and-swap,
-/// so `tether_observer_remove`'s contract holds: a removal before the call
-/// wins (the call is skipped, the observer freed and its destroy run at
-/// once), a removal during it waits for its end (the owner frees it then),
-/// a removal after it frees it at once.
+/// `pinnedAt`: no removal frees its sink without asking the owner's
+/// progress). The owner makes the calls without the lock; before each it
+/// stores which call it claims (`directCurrent`) and then loads one stop
+/// word (`directStop`). Whatever needs it to look under the lock sets that
+/// word, under the lock: SYNC work queued, releases deferred, the runtime
+/// freed, and a removal of an observer the calls owe. A removal stores the
+/// stop word and then loads `directCurrent` (Dekker's handshake: at least
+/// one of the two sees the other's store), so `tether_observer_remove`'s
+/// contract holds:
+///
+/// - an observer the owner has not claimed yet is freed at once (its
+///   destroy runs) and skipped: the stop word stays set until the owner
+///   passes it (`directSkips`);
+/// - the one it claimed is freed by the owner when that call ends, or at
+///   once if the owner, looking first, skips it (a removal during the
+///   call, or between the claim and the call);
+/// - one already called is freed at once.
+///
+/// What the removal did is kept per target (`DirectRemoval`), under the
+/// lock, and read by the owner only under it.
+///
+/// **Asymmetric fences.** The handshake needs a store-load fence on each
+/// side. The owner's side runs for every call and a removal's almost
+/// never, so the owner's is a compiler barrier and a removal from another
+/// thread pays for both with `membarrier(2)`, which makes every running
+/// thread of the process execute a full fence (`fenceAgainstDirectCaller`;
+/// liburcu does the same). Per call the owner then does one store and one
+/// load, against a compare-and-swap and an exchange before (~12% of a
+/// notification's time among 1,000 observers: the locked instructions
+/// stall on the walk's cache misses; docs/performance.md, "Asymmetric
+/// fences"). Where `membarrier` is missing, or under ThreadSanitizer (which
+/// does not model it), both sides use sequentially consistent operations
+/// instead (`asymmetricFences` false).
 import Synchronization
 
 @usableFromInline
@@ -50,20 +73,18 @@ struct DirectTarget {
     @usableFromInline var sink: Unmanaged<ObserverSink>
 }
 
-/// The states of a direct target's word. `pinned` → `calling` → `called`
-/// by the owner; `dropped` or `removedWhileCalling` by a removal.
+/// What a removal did to a target of the direct call (under the lock).
 @usableFromInline
-enum DirectWord {
-    /// Not called yet.
-    @usableFromInline static let pinned: UInt32 = 0
-    @usableFromInline static let calling: UInt32 = 1
-    @usableFromInline static let called: UInt32 = 2
-    /// Removed while not being called: the removal freed it (and released
-    /// the sink); the owner never touches it again.
-    @usableFromInline static let dropped: UInt32 = 3
-    /// Removed during its call: the owner frees it after the call and
-    /// releases the sink (`endRemovedDirectCall`).
-    @usableFromInline static let removedWhileCalling: UInt32 = 4
+enum DirectRemoval: UInt8 {
+    case none
+    /// Freed before the owner claimed it: the owner must skip it (and
+    /// counts it off `directSkips`).
+    case skip
+    /// Freed at once, its call made (or it was skipped): nothing owed.
+    case freed
+    /// Removed after the owner claimed it: the owner frees it after the
+    /// call, or instead of it (`endRemovedDirectCall`).
+    case whileClaimed
 }
 
 extension Graph {
@@ -159,7 +180,7 @@ extension Graph {
             let k = Int(o)
             guard mayCallDirectly(k) else { return false }
             if n == directCapacity { growDirectTargets(keeping: n) }
-            directWords.unsafelyUnwrapped[n].store(DirectWord.pinned, ordering: .relaxed)
+            directRemovals.unsafelyUnwrapped[n] = .none
             (directTargets.unsafelyUnwrapped + n).initialize(
                 to: DirectTarget(index: o, generation: observers[k].generation, sink: borrowedSink(k).unsafelyUnwrapped))
             observers[k].pinnedAt = UInt32(truncatingIfNeeded: n)
@@ -180,24 +201,20 @@ extension Graph {
         return record.load(fromByteOffset: offset, as: UInt16.self) == 0
     }
 
-    /// Twice the room for targets and words, keeping the first `count`
-    /// targets (words are all `pinned` when the walk reaches them).
+    /// Twice the room for targets, keeping the first `count` (the walk
+    /// sets each target's removal as it reaches it).
     @inline(never)
     private func growDirectTargets(keeping count: Int) {
         let capacity = Swift.max(16, directCapacity * 2)
         let targets = UnsafeMutablePointer<DirectTarget>.allocate(capacity: capacity)
-        let words = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: capacity)
-        for n in 0..<capacity { (words + n).initialize(to: Atomic(DirectWord.pinned)) }
+        let removals = UnsafeMutablePointer<DirectRemoval>.allocate(capacity: capacity)
         if let old = directTargets {
             targets.moveInitialize(from: old, count: count)
             old.deallocate()
         }
-        if let old = directWords {
-            old.deinitialize(count: directCapacity)
-            old.deallocate()
-        }
+        directRemovals?.deallocate()  // the walk has not used any yet
         directTargets = targets
-        directWords = words
+        directRemovals = removals
         directCapacity = capacity
     }
 
@@ -211,6 +228,8 @@ extension Graph {
         assert(d.pointee.change.computed == nil && d.pointee.change.path == nil
                && d.pointee.change.cause.meta == nil && !d.pointee.change.isInitial)
         directStop.store(0, ordering: .relaxed)
+        directCurrent.store(0, ordering: .relaxed)
+        directSkips = 0
         directCall = DirectCall(state: i, revision: revisionCount, round: round)
         d.pointee.round = round
         d.pointee.change.state = StateID(index: UInt32(truncatingIfNeeded: i), generation: states[i].generation)
@@ -230,12 +249,23 @@ extension Graph {
         scheduleChanged(call.state, old: old, writtenPath: .root, round: call.round)
     }
 
-    /// Claims the `k`th call, without the lock: false when that observer
-    /// was removed since the write (the removal dropped its pin).
+    /// Claims the `k`th call, without the lock: true when the owner may
+    /// make it now; false when it must first look under the lock
+    /// (`directStop`: a removal, SYNC work, releases, the runtime freed).
+    /// `asymmetric` is always `asymmetricFences`, passed as a constant so
+    /// that the owner's loop is made once for each.
     @inlinable @inline(__always)
-    public func claimDirectCall(_ k: Int) -> Bool {
-        directWords.unsafelyUnwrapped[k].compareExchange(
-            expected: DirectWord.pinned, desired: DirectWord.calling, ordering: .acquiring).exchanged
+    public func claimDirectCall(_ k: Int, asymmetric: Bool) -> Bool {
+        let current = UInt32(truncatingIfNeeded: k &+ 1)
+        if asymmetric {
+            directCurrent.store(current, ordering: .relaxed)
+            // No instruction on x86-64: keeps the compiler from moving the
+            // load above the store; a removal's membarrier does the rest.
+            atomicMemoryFence(ordering: .acquiringAndReleasing)
+            return directStop.load(ordering: .relaxed) == 0
+        }
+        _ = directCurrent.exchange(current, ordering: .sequentiallyConsistent)
+        return directStop.load(ordering: .sequentiallyConsistent) == 0
     }
 
     /// Makes the `k`th call (claimed), without the lock: the shared change
@@ -250,31 +280,37 @@ extension Graph {
         }
     }
 
-    /// Ends the `k`th call, without the lock: true when the observer was
-    /// removed during it (the owner then takes the lock for
-    /// `endRemovedDirectCall`).
-    @inlinable @inline(__always)
-    public func finishDirectCall(_ k: Int) -> Bool {
-        directWords.unsafelyUnwrapped[k].exchange(DirectWord.called, ordering: .acquiringAndReleasing)
-            == DirectWord.removedWhileCalling
+    /// Under the lock: frees the `k`th target if a removal left that to the
+    /// owner (it was removed after the owner claimed it) and returns its
+    /// sink to release; whether the owner must skip its call (a removal
+    /// freed it, or the owner just did). Asked after the call, and before
+    /// it when the owner looks first.
+    public func endRemovedDirectCall(_ k: Int) -> (skip: Bool, release: ObserverSink?) {
+        let removals = directRemovals.unsafelyUnwrapped
+        switch removals[k] {
+        case .none, .freed:
+            return (removals[k] == .freed, nil)
+        case .skip:
+            directSkips -= 1
+            removals[k] = .freed
+            return (true, nil)
+        case .whileClaimed:
+            removals[k] = .freed
+            let i = Int(directTargets.unsafelyUnwrapped[k].index)
+            observers[i].pinnedAt = noIndex
+            let sink = observers[i].running == 0 && observers[i].sink != nil ? freeObserverSlot(i) : nil
+            return (true, sink)
+        }
     }
 
-    /// Under the lock, after the `k`th call of an observer removed during
-    /// it: frees it; returns the sink to release (the removal left it).
-    public func endRemovedDirectCall(_ k: Int) -> ObserverSink? {
-        directWords.unsafelyUnwrapped[k].store(DirectWord.dropped, ordering: .relaxed)
-        let i = Int(directTargets.unsafelyUnwrapped[k].index)
-        observers[i].pinnedAt = noIndex
-        return observers[i].running == 0 && observers[i].sink != nil ? freeObserverSlot(i) : nil
-    }
-
-    /// Whether the owner must take the lock and look before the next call
-    /// (read without the lock).
-    @inlinable @inline(__always)
+    /// Under the lock: whether something asked the owner to look.
     public var directCallStopped: Bool { directStop.load(ordering: .relaxed) != 0 }
 
-    /// Under the lock, when the owner looked and goes on without it.
-    public func resumeDirectCalls() { directStop.store(0, ordering: .relaxed) }
+    /// Under the lock, when the owner looked and goes on without it: the
+    /// stop word stays set while targets a removal freed lie ahead.
+    public func resumeDirectCalls() {
+        if directSkips == 0 { directStop.store(0, ordering: .relaxed) }
+    }
 
     /// Under the lock: the owner must look before its next direct call.
     public func interruptDirectCall() { directStop.store(1, ordering: .relaxed) }
@@ -290,21 +326,26 @@ extension Graph {
     }
 
     /// A removal (under the lock) of observer `i`, pinned by the direct
-    /// call: true when its call is not running (not made yet, or made), so
-    /// the removal may free it now; false when it is running (the owner
-    /// frees it when the call ends).
+    /// call: true when the removal may free it now (the owner has not
+    /// claimed its call, and will skip it; or has made it); false when the
+    /// owner has claimed it (it frees it when the call ends). The removal's
+    /// half of the handshake: the stop word, the fence, then the owner's
+    /// progress.
     func dropPin(_ i: Int) -> Bool {
-        let word = directWords.unsafelyUnwrapped + Int(observers[i].pinnedAt)
-        var seen = word.pointee.load(ordering: .acquiring)
-        while true {
-            assert(seen == DirectWord.pinned || seen == DirectWord.called || seen == DirectWord.calling)
-            let next = seen == DirectWord.calling ? DirectWord.removedWhileCalling : DirectWord.dropped
-            let (exchanged, original) = word.pointee.compareExchange(
-                expected: seen, desired: next, ordering: .acquiringAndReleasing)
-            if exchanged { break }
-            seen = original
+        let k = Int(observers[i].pinnedAt)
+        directStop.store(1, ordering: .sequentiallyConsistent)
+        fenceAgainstDirectCaller()
+        let current = Int(directCurrent.load(ordering: .sequentiallyConsistent))
+        if k &+ 1 == current {
+            directRemovals.unsafelyUnwrapped[k] = .whileClaimed
+            return false
         }
-        if seen == DirectWord.calling { return false }
+        if k &+ 1 > current {
+            directRemovals.unsafelyUnwrapped[k] = .skip
+            directSkips += 1
+        } else {
+            directRemovals.unsafelyUnwrapped[k] = .freed
+        }
         observers[i].pinnedAt = noIndex
         return true
     }
@@ -335,7 +376,9 @@ extension Graph {
         for n in k..<directTargetCount {
             let target = directTargets.unsafelyUnwrapped[n]
             let i = Int(target.index)
-            guard directWords.unsafelyUnwrapped[n].load(ordering: .relaxed) != DirectWord.dropped else { continue }
+            // Freed by a removal (the owner freed the one it had claimed,
+            // `endRemovedDirectCall`, before handing the rest over).
+            guard directRemovals.unsafelyUnwrapped[n] == .none else { continue }
             if observers[i].pending {
                 observers[i].pendingRound = min(observers[i].pendingRound, call.round)
             } else {

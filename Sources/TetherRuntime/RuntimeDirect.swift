@@ -40,12 +40,13 @@ extension Engine {
     /// same round and cause (`recordDirectCall` filled them once), and
     /// entering and leaving per call was ~25 of a notification's 183
     /// instructions (profiled). They are made without `lock`, released once
-    /// for all of them: between calls this thread reads only the call's
-    /// words (a removal races the call for its word) and `directStop`,
-    /// which whatever needs this thread to look sets (SYNC work queued,
-    /// releases deferred, the runtime freed); it then takes `lock` and
-    /// decides as a drain does. A lock pair per call was ~15 instructions
-    /// and two atomic ones (docs/performance.md, "Pinned calls").
+    /// for all of them: before each call this thread stores which call it
+    /// claims and reads the stop word, which whatever needs it to look sets
+    /// (a removal of one of these observers, SYNC work queued, releases
+    /// deferred, the runtime freed); it then takes `lock` and decides as a
+    /// drain does (GraphDirect.swift, "Pinned calls"). A lock pair per call
+    /// was ~15 instructions and two atomic ones (docs/performance.md,
+    /// "Pinned calls").
     @inline(__always)
     private func drainDirect() -> Bool {
         let delivery = graph.directDelivery
@@ -61,24 +62,13 @@ extension Engine {
             graph.endDirectCall()
             return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
         }
+        graph.directOwner = Engine.currentThread
         lock.unlock()
-        var k = 0
-        while k < count {
-            var removedDuring = false
-            if graph.claimDirectCall(k) {
-                graph.makeDirectCall(k)
-                removedDuring = graph.finishDirectCall(k)
-            }
-            k += 1
-            if removedDuring || graph.directCallStopped {
-                lock.lock()
-                if let done = lookBetweenDirectCalls(k, count, removedDuring: removedDuring) {
-                    return done
-                }
-                lock.unlock()
-            }
+        // One loop for each kind of fence, so that neither tests it per call.
+        if let done = graph.asymmetricFences ? makeDirectCalls(count, asymmetric: true)
+                                             : makeDirectCalls(count, asymmetric: false) {
+            return done
         }
-        lock.lock()
         DeliveryContext.pop()
         graph.endDirectCall()
         // Calls the callbacks queued (their writes, INITIAL calls). The
@@ -86,31 +76,77 @@ extension Engine {
         return graph.hasSyncWork ? drainLocked(includeLoop: false) : true
     }
 
-    /// `lock` held, after the call before the `k`th: releases an observer
-    /// removed during that call, runs deferred releases, and stops the
-    /// direct calls when the runtime died or SYNC work was queued (the
-    /// calls still owed become the rest of the current round, and the
-    /// queue takes over). Nil to go on (`lock` still held); else
-    /// `drainDirect`'s answer.
-    private func lookBetweenDirectCalls(_ k: Int, _ count: Int, removedDuring: Bool) -> Bool? {
-        if removedDuring, let released = graph.endRemovedDirectCall(k - 1) {
+    /// The calls of `drainDirect`, entered without `lock`. Returns nil with
+    /// `lock` held when they are all made (or skipped); else, having
+    /// stopped, `drainDirect`'s answer.
+    @inline(__always)
+    private func makeDirectCalls(_ count: Int, asymmetric: Bool) -> Bool? {
+        var k = 0
+        while k < count {
+            if !graph.claimDirectCall(k, asymmetric: asymmetric) {
+                lock.lock()
+                switch lookBeforeDirectCall(k, count) {
+                case .done(let done): return done
+                case .skip:
+                    lock.unlock()
+                    k += 1
+                    continue
+                case .call: lock.unlock()
+                }
+            }
+            graph.makeDirectCall(k)
+            k += 1
+        }
+        lock.lock()
+        // Asked to look during the last call (its observer removed, the
+        // runtime freed, releases deferred).
+        if graph.directCallStopped, case .done(let done) = lookBeforeDirectCall(count, count) {
+            return done
+        }
+        return nil
+    }
+
+    private enum DirectLook {
+        case call, skip
+        case done(Bool)
+    }
+
+    /// `lock` held, before the `k`th call (after the last one when `k` is
+    /// `count`): frees the observers of the call before and of this one
+    /// if removals left that to this thread, runs deferred releases, and
+    /// stops the direct calls when the runtime died or SYNC work was queued
+    /// (the calls still owed become the rest of the current round, and the
+    /// queue takes over). `.call` or `.skip` (the observer was removed)
+    /// with `lock` still held; else `drainDirect`'s answer.
+    private func lookBeforeDirectCall(_ k: Int, _ count: Int) -> DirectLook {
+        var released: [ObserverSink] = []
+        if k > 0, let sink = graph.endRemovedDirectCall(k - 1).release { released.append(sink) }
+        var skip = false
+        if k < count {
+            let (skipped, sink) = graph.endRemovedDirectCall(k)
+            skip = skipped
+            if let sink { released.append(sink) }
+        }
+        // Before any window without the lock: a removal in one sets the
+        // stop word again, for the next claim to see.
+        graph.resumeDirectCalls()
+        if !released.isEmpty {
             lock.unlock()
-            runReleases(sinks: [released], bodies: [])
+            runReleases(sinks: released, bodies: [])
             lock.lock()
         }
-        graph.resumeDirectCalls()
         runDeferredReleases()
         if dead {
             DeliveryContext.pop()
             graph.endDirectCall()
             lock.unlock()
-            return false
+            return .done(false)
         }
         if k < count && graph.directCallInterrupted {
             DeliveryContext.pop()
             graph.scheduleRemainingDirect(from: k, into: batch)
-            return drainLocked(includeLoop: false, continuing: true)
+            return .done(drainLocked(includeLoop: false, continuing: true))
         }
-        return nil
+        return skip ? .skip : .call
     }
 }

@@ -20,6 +20,18 @@ import TetherCore
         self.runtimeID = runtimeID
         super.init(maxRounds: maxRounds, firstGeneration: firstGeneration, ownerID: runtimeID)
         stackIsLow = { tether_internal_stack_is_low() != 0 }
+        asymmetricFences = tether_internal_asymmetric_fences() != 0
+    }
+
+    /// The thread making the direct call's calls (set before it lets go of
+    /// the lock for them; `Engine.currentThread`).
+    var directOwner: UInt = 0
+
+    /// A removal from a thread other than the one making the calls makes
+    /// that thread execute a full fence (membarrier); a removal from a
+    /// callback of the calls themselves is ordered by its own thread.
+    override func fenceAgainstDirectCaller() {
+        if asymmetricFences && directOwner != Engine.currentThread { tether_internal_heavy_fence() }
     }
 
     override func callOut(_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool {

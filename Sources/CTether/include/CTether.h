@@ -198,6 +198,20 @@ static inline int tether_internal_stack_is_low(void) {
   return (size_t)(here - low) < TETHER_INTERNAL_STACK_RESERVE;
 }
 
+/* Asymmetric fences (TetherCore/GraphDirect.swift): a removal racing the
+ * calls a writer makes without the lock pays for the store-load fence of
+ * both sides with membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), so the
+ * writer's side is a compiler barrier. 1 when this process registered for
+ * it (once, on first use) and the build is not under ThreadSanitizer,
+ * which does not model membarrier; 0: both sides use sequentially
+ * consistent operations. TETHER_SYMMETRIC_FENCES=1 in the environment
+ * forces 0 (to test that path). */
+TETHER_INTERNAL int tether_internal_asymmetric_fences(void);
+/* Every running thread of this process executes a full memory fence
+ * before this returns (membarrier); a plain full fence when
+ * tether_internal_asymmetric_fences() is 0. */
+TETHER_INTERNAL void tether_internal_heavy_fence(void);
+
 /* Locks. The graph lock is taken once or twice per call on every hot path
  * (a read inside a compute callback, a write, each delivered call), and
  * pthread_mutex_lock/unlock cost 57 instructions a pair there (type
