@@ -49,7 +49,9 @@ final class CObserverSink: ObserverSink {
     private var observerHandle: UInt64 = 0
     private var stateHandle: UInt64 = 0
     private var computedHandle: UInt64 = 0
-    private var encodedFor = ObserverID(index: 0, generation: 0)
+    /// The observer id they were encoded for (its 8 bytes as one word:
+    /// one compare; generation 0 is never issued, so 0 matches no call).
+    private var encodedFor: UInt64 = 0
 
     /// By pointer: a `Change` passed by value was copied onto the caller's
     /// stack, which gave every call a stack-protector check (profiled).
@@ -58,7 +60,7 @@ final class CObserverSink: ObserverSink {
         observerHandle = HandleCodec.observer(slot, change.pointee.observer)
         stateHandle = showState ? change.pointee.state.map { HandleCodec.state(slot, $0) } ?? 0 : 0
         computedHandle = change.pointee.computed.map { HandleCodec.derived(slot, .computed, $0) } ?? 0
-        encodedFor = change.pointee.observer
+        encodedFor = CObserverSink.observerWord(change)
     }
 
     override func deliver(_ change: borrowing Change) {
@@ -66,8 +68,7 @@ final class CObserverSink: ObserverSink {
     }
 
     override func deliver(at change: UnsafePointer<Change>) {
-        // Generation 0 is never issued, so the first call always encodes.
-        if encodedFor != change.pointee.observer { encodeHandles(change) }
+        if encodedFor != CObserverSink.observerWord(change) { encodeHandles(change) }
         var c = tether_change_t()
         c.observer = tether_observer_t(id: observerHandle)
         c.state = tether_state_t(id: stateHandle)
@@ -93,19 +94,64 @@ final class CObserverSink: ObserverSink {
 
     /// `deliver(at:)` for a direct call: what it always is (a state's
     /// change, both values present, not INITIAL, outside transactions) is
-    /// stored without testing, and the change built whole (no zeroing
-    /// first).
-    override func deliverDirect(at change: UnsafePointer<Change>) {
-        if encodedFor != change.pointee.observer { encodeHandles(change) }
-        let base = UnsafeRawPointer(change)
-        var c = tether_change_t(
-            observer: tether_observer_t(id: observerHandle), state: tether_state_t(id: stateHandle),
-            path: UnsafePointer(observed.text),
-            old_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.oldValue).unsafelyUnwrapped),
-            new_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.newValue).unsafelyUnwrapped),
-            revision: change.pointee.revision, flags: 0, computed: tether_computed_t(id: 0), transaction: nil,
-            binding: tether_binding_t(id: binding))
-        _withUnprotectedUnsafePointer(to: &c) { fn($0, userData) }
+    /// not tested, and what every direct call of the graph has alike (where
+    /// the values are, the flags, no computed, no transaction) is written
+    /// once, into the graph's `directLentChange` (`tether_change_t` is
+    /// lent, valid only during the call, so every callback may get the same
+    /// one); each call sets its observer's fields and the revision there.
+    override func deliverDirect(at change: UnsafePointer<Change>, lending lent: UnsafeMutableRawPointer) {
+        // No stack frame: anything else is a tail call.
+        guard encodedFor == CObserverSink.observerWord(change), lent.load(as: UInt64.self) == CObserverSink.lentReady else {
+            return deliverFirstDirect(at: change, lending: lent)
+        }
+        callLent(change, lent)
+    }
+
+    /// `deliverDirect` for an observer's first call, or the graph's first
+    /// direct call: encodes the handles, writes what every direct call of
+    /// the graph shares.
+    @inline(never)
+    private func deliverFirstDirect(at change: UnsafePointer<Change>, lending lent: UnsafeMutableRawPointer) {
+        if encodedFor != CObserverSink.observerWord(change) { encodeHandles(change) }
+        if lent.load(as: UInt64.self) != CObserverSink.lentReady {
+            let base = UnsafeRawPointer(change)
+            CObserverSink.lentChange(lent).initialize(to: tether_change_t(
+                observer: tether_observer_t(id: 0), state: tether_state_t(id: 0), path: nil,
+                old_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.oldValue).unsafelyUnwrapped),
+                new_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.newValue).unsafelyUnwrapped),
+                revision: 0, flags: 0, computed: tether_computed_t(id: 0), transaction: nil,
+                binding: tether_binding_t(id: 0)))
+            lent.storeBytes(of: CObserverSink.lentReady, as: UInt64.self)
+        }
+        callLent(change, lent)
+    }
+
+    @inline(__always)
+    private func callLent(_ change: UnsafePointer<Change>, _ lent: UnsafeMutableRawPointer) {
+        let c = CObserverSink.lentChange(lent)
+        c.pointee.observer = tether_observer_t(id: observerHandle)
+        c.pointee.state = tether_state_t(id: stateHandle)
+        c.pointee.path = UnsafePointer(observed.text)
+        c.pointee.binding = tether_binding_t(id: binding)
+        c.pointee.revision = change.pointee.revision
+        fn(c, userData)
+    }
+
+    /// `directLentChange`: a word that says whether the shared fields are
+    /// written (`lentReady`; the graph starts it at `UInt64.max`), then the
+    /// change.
+    private static let lentReady: UInt64 = 0
+
+    @inline(__always)
+    private static func lentChange(_ lent: UnsafeMutableRawPointer) -> UnsafeMutablePointer<tether_change_t> {
+        (lent + MemoryLayout<UInt64>.stride).assumingMemoryBound(to: tether_change_t.self)
+    }
+
+    /// The observer id of `change` as one word (`encodedFor`).
+    @inline(__always)
+    private static func observerWord(_ change: UnsafePointer<Change>) -> UInt64 {
+        UnsafeRawPointer(change).load(fromByteOffset: MemoryLayout<Change>.offset(of: \Change.observer).unsafelyUnwrapped,
+                                      as: UInt64.self)
     }
 
     override func runRelease() {

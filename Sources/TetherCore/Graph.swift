@@ -277,12 +277,23 @@ open class Graph {
     /// The call every observer of the direct call gets (its observer set
     /// per call): filled by `recordDirectCall`, used by the owner (which
     /// holds the delivery lock) while it makes the calls. Scalars only, so
-    /// it holds no reference between direct calls.
+    /// it holds no reference between direct calls. Followed, in the same
+    /// allocation, by `directLentChange`.
     public final let directDelivery: UnsafeMutablePointer<Delivery> = {
-        let p = UnsafeMutablePointer<Delivery>.allocate(capacity: 1)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Delivery>.stride + Graph.lentChangeBytes,
+                                                   alignment: 16)
+        let p = raw.bindMemory(to: Delivery.self, capacity: 1)
         p.initialize(to: Delivery())
+        (raw + MemoryLayout<Delivery>.stride).storeBytes(of: UInt64.max, as: UInt64.self)
         return p
     }()
+    /// Room for what a sink lends the callbacks of a direct call, filled
+    /// once per direct call and in part per call (`ObserverSink.deliverDirect`:
+    /// the C face's `tether_change_t`). Its first 8 bytes say whether the
+    /// sink has filled it (`UInt64.max` at first: not yet).
+    public static let lentChangeBytes = 128
+    @inlinable
+    public final var directLentChange: UnsafeMutableRawPointer { UnsafeMutableRawPointer(directDelivery + 1) }
     /// The observers the direct call owes (`directTargetCount` of them),
     /// and what a removal did to each (`DirectRemoval`, under the lock);
     /// both `directCapacity` long, grown together.
@@ -326,7 +337,7 @@ open class Graph {
 
     deinit {
         directDelivery.deinitialize(count: 1)
-        directDelivery.deallocate()
+        UnsafeMutableRawPointer(directDelivery).deallocate()
         directRemovals?.deallocate()  // trivial elements too
         directTargets?.deallocate()  // trivial elements: nothing to deinitialize
         states.destroy()

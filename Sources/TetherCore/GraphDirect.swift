@@ -276,7 +276,7 @@ extension Graph {
         let d = directDelivery
         d.pointee.change.observer = ObserverID(index: target.index, generation: target.generation)
         withUnsafePointer(to: &d.pointee.change) { change in
-            target.sink._withUnsafeGuaranteedRef { $0.deliverDirect(at: change) }
+            target.sink._withUnsafeGuaranteedRef { $0.deliverDirect(at: change, lending: UnsafeMutableRawPointer(d + 1)) }
         }
     }
 
