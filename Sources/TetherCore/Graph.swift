@@ -300,6 +300,9 @@ open class Graph {
     @usableFromInline final var directTargets: UnsafeMutablePointer<DirectTarget>?
     @usableFromInline final var directTargetCount = 0
     final var directRemovals: UnsafeMutablePointer<DirectRemoval>?
+    /// A removal wrote `directRemovals` during this direct call: its end
+    /// sets them back to `.none` (so the pin, per observer, need not).
+    @usableFromInline final var directRemovalsDirty = false
     final var directCapacity = 0
     /// 1 + the index of the call the owner claimed last (0: none yet).
     /// Written by the owner without the lock; read by a removal, under it,

@@ -180,7 +180,6 @@ extension Graph {
             let k = Int(o)
             guard mayCallDirectly(k) else { return false }
             if n == directCapacity { growDirectTargets(keeping: n) }
-            directRemovals.unsafelyUnwrapped[n] = .none
             (directTargets.unsafelyUnwrapped + n).initialize(
                 to: DirectTarget(index: o, generation: observers[k].generation, sink: borrowedSink(k).unsafelyUnwrapped))
             observers[k].pinnedAt = UInt32(truncatingIfNeeded: n)
@@ -201,18 +200,19 @@ extension Graph {
         return record.load(fromByteOffset: offset, as: UInt16.self) == 0
     }
 
-    /// Twice the room for targets, keeping the first `count` (the walk
-    /// sets each target's removal as it reaches it).
+    /// Twice the room for targets, keeping the first `count` (no removal
+    /// is recorded while the walk pins them: all `.none`).
     @inline(never)
     private func growDirectTargets(keeping count: Int) {
         let capacity = Swift.max(16, directCapacity * 2)
         let targets = UnsafeMutablePointer<DirectTarget>.allocate(capacity: capacity)
         let removals = UnsafeMutablePointer<DirectRemoval>.allocate(capacity: capacity)
+        removals.initialize(repeating: .none, count: capacity)
         if let old = directTargets {
             targets.moveInitialize(from: old, count: count)
             old.deallocate()
         }
-        directRemovals?.deallocate()  // the walk has not used any yet
+        directRemovals?.deallocate()  // trivial elements
         directTargets = targets
         directRemovals = removals
         directCapacity = capacity
@@ -333,6 +333,7 @@ extension Graph {
     /// progress.
     func dropPin(_ i: Int) -> Bool {
         let k = Int(observers[i].pinnedAt)
+        directRemovalsDirty = true
         directStop.store(1, ordering: .sequentiallyConsistent)
         fenceAgainstDirectCaller()
         let current = Int(directCurrent.load(ordering: .sequentiallyConsistent))
@@ -394,10 +395,17 @@ extension Graph {
         endDirectCall()
     }
 
+    @usableFromInline @inline(never)
+    func cleanDirectRemovals() {
+        directRemovals.unsafelyUnwrapped.update(repeating: .none, count: directTargetCount)
+        directRemovalsDirty = false
+    }
+
     /// The direct call is over (made, or handed to the queue), and with
     /// it its pins. Under the lock.
     @inline(__always)
     public func endDirectCall() {
         directCall = nil
+        if directRemovalsDirty { cleanDirectRemovals() }
     }
 }
