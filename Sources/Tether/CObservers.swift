@@ -26,6 +26,8 @@ final class CObserverSink: ObserverSink {
     private let destroy: tether_destroy_fn?
     private let slot: Int
     private let observed: ObservedPath
+    /// `observed.text`, kept here: one load a call, not two.
+    private let pathText: UnsafePointer<CChar>
     private let binding: UInt64
     private let showState: Bool
     private var released = false
@@ -37,6 +39,7 @@ final class CObserverSink: ObserverSink {
         self.destroy = destroy
         self.slot = slot
         observed = ObservedPath(path)
+        pathText = UnsafePointer(observed.text)
         self.binding = binding
         self.showState = showState
         super.init()
@@ -73,7 +76,7 @@ final class CObserverSink: ObserverSink {
         c.observer = tether_observer_t(id: observerHandle)
         c.state = tether_state_t(id: stateHandle)
         c.computed = tether_computed_t(id: computedHandle)
-        c.path = UnsafePointer(observed.text)
+        c.path = pathText
         c.binding = tether_binding_t(id: binding)
         c.revision = change.pointee.revision
         c.flags = change.pointee.isInitial ? UInt32(TETHER_CHANGE_INITIAL) : 0
@@ -100,8 +103,9 @@ final class CObserverSink: ObserverSink {
     /// lent, valid only during the call, so every callback may get the same
     /// one); each call sets its observer's fields and the revision there.
     override func deliverDirect(at change: UnsafePointer<Change>, lending lent: UnsafeMutableRawPointer) {
-        // No stack frame: anything else is a tail call.
-        guard encodedFor == CObserverSink.observerWord(change), lent.load(as: UInt64.self) == CObserverSink.lentReady else {
+        // No stack frame: anything else is a tail call. A sink serves one
+        // observer, so a handle encoded (never 0) is this observer's.
+        guard observerHandle != 0, lent.load(as: UInt64.self) == CObserverSink.lentReady else {
             return deliverFirstDirect(at: change, lending: lent)
         }
         callLent(change, lent)
@@ -131,7 +135,7 @@ final class CObserverSink: ObserverSink {
         let c = CObserverSink.lentChange(lent)
         c.pointee.observer = tether_observer_t(id: observerHandle)
         c.pointee.state = tether_state_t(id: stateHandle)
-        c.pointee.path = UnsafePointer(observed.text)
+        c.pointee.path = pathText
         c.pointee.binding = tether_binding_t(id: binding)
         c.pointee.revision = change.pointee.revision
         fn(c, userData)

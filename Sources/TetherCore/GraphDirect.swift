@@ -66,8 +66,7 @@ struct DirectCall {
 
 /// An observer the direct call owes a call: its id and its sink, borrowed
 /// (the pin keeps the sink in its record until a removal drops it).
-@usableFromInline
-struct DirectTarget {
+public struct DirectTarget {
     @usableFromInline var index: UInt32
     @usableFromInline var generation: UInt32
     @usableFromInline var sink: Unmanaged<ObserverSink>
@@ -174,17 +173,28 @@ extension Graph {
     /// notification.
     @inline(__always)
     final func pinDirectTargets(of i: Int) -> Bool {
+        // Through local pointers: the stores into the targets could alias
+        // the graph's fields, so reading `observers` and `directTargets`
+        // through `self` reloaded both per observer (~2 instructions each).
+        let records = observers.base.unsafelyUnwrapped
+        var targets = directTargets
         var n = 0
         var o = states[i].firstObserver
         while o != noIndex {
             let k = Int(o)
-            guard mayCallDirectly(k) else { return false }
-            if n == directCapacity { growDirectTargets(keeping: n) }
-            (directTargets.unsafelyUnwrapped + n).initialize(
-                to: DirectTarget(index: o, generation: observers[k].generation, sink: borrowedSink(k).unsafelyUnwrapped))
-            observers[k].pinnedAt = UInt32(truncatingIfNeeded: n)
+            guard mayCallDirectly(records + k) else { return false }
+            if n == directCapacity {
+                growDirectTargets(keeping: n)
+                targets = directTargets
+            }
+            let sink = UnsafeRawPointer(records + k).load(
+                fromByteOffset: MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.sink).unsafelyUnwrapped,
+                as: Unmanaged<ObserverSink>.self)
+            (targets.unsafelyUnwrapped + n).initialize(
+                to: DirectTarget(index: o, generation: records[k].generation, sink: sink))
+            records[k].pinnedAt = UInt32(truncatingIfNeeded: n)
             n &+= 1
-            o = observers[k].next
+            o = records[k].next
         }
         directTargetCount = n
         return n > 0
@@ -195,9 +205,13 @@ extension Graph {
     /// apart were ~4 instructions more an observer).
     @inline(__always)
     final func mayCallDirectly(_ k: Int) -> Bool {
-        let record = UnsafeRawPointer(observers.base.unsafelyUnwrapped + k)
+        mayCallDirectly(observers.base.unsafelyUnwrapped + k)
+    }
+
+    @inline(__always)
+    final func mayCallDirectly(_ record: UnsafeMutablePointer<ObserverRecord>) -> Bool {
         let offset = MemoryLayout<ObserverRecord>.offset(of: \ObserverRecord.pending).unsafelyUnwrapped
-        return record.load(fromByteOffset: offset, as: UInt16.self) == 0
+        return UnsafeRawPointer(record).load(fromByteOffset: offset, as: UInt16.self) == 0
     }
 
     /// Twice the room for targets, keeping the first `count` (no removal
@@ -272,7 +286,18 @@ extension Graph {
     /// with this observer's id, lent to its sink.
     @inlinable @inline(__always)
     public func makeDirectCall(_ k: Int) {
-        let target = directTargets.unsafelyUnwrapped[k]
+        makeDirectCall(k, directTargets.unsafelyUnwrapped)
+    }
+
+    /// The direct call's targets, for `makeDirectCall(_:_:)`.
+    @inlinable
+    public var directCallTargets: UnsafeMutablePointer<DirectTarget> { directTargets.unsafelyUnwrapped }
+
+    /// `makeDirectCall(_:)` with `directTargets` read once by the caller
+    /// for all the calls (they cannot move while the direct call is made).
+    @inlinable @inline(__always)
+    public func makeDirectCall(_ k: Int, _ targets: UnsafeMutablePointer<DirectTarget>) {
+        let target = targets[k]
         let d = directDelivery
         d.pointee.change.observer = ObserverID(index: target.index, generation: target.generation)
         withUnsafePointer(to: &d.pointee.change) { change in

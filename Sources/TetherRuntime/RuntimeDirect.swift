@@ -81,6 +81,7 @@ extension Engine {
     /// stopped, `drainDirect`'s answer.
     @inline(__always)
     private func makeDirectCalls(_ count: Int, asymmetric: Bool) -> Bool? {
+        let targets = graph.directCallTargets
         var k = 0
         while k < count {
             if !graph.claimDirectCall(k, asymmetric: asymmetric) {
@@ -94,7 +95,7 @@ extension Engine {
                 case .call: lock.unlock()
                 }
             }
-            graph.makeDirectCall(k)
+            graph.makeDirectCall(k, targets)
             k += 1
         }
         lock.lock()
