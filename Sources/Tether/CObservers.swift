@@ -98,36 +98,40 @@ final class CObserverSink: ObserverSink {
     /// `deliver(at:)` for a direct call: what it always is (a state's
     /// change, both values present, not INITIAL, outside transactions) is
     /// not tested, and what every direct call of the graph has alike (where
-    /// the values are, the flags, no computed, no transaction) is written
-    /// once, into the graph's `directLentChange` (`tether_change_t` is
-    /// lent, valid only during the call, so every callback may get the same
-    /// one); each call sets its observer's fields and the revision there.
-    override func deliverDirect(at change: UnsafePointer<Change>, lending lent: UnsafeMutableRawPointer) {
-        // No stack frame: anything else is a tail call. A sink serves one
-        // observer, so a handle encoded (never 0) is this observer's.
-        guard observerHandle != 0, lent.load(as: UInt64.self) == CObserverSink.lentReady else {
-            return deliverFirstDirect(at: change, lending: lent)
-        }
+    /// the values are, the flags, no computed, no transaction) was written
+    /// once, into the graph's `directLentChange`, when the first C observer
+    /// was registered (`attached(to:)`; `tether_change_t` is lent, valid
+    /// only during the call, so every callback may get the same one). Each
+    /// call sets its observer's fields and the revision there.
+    override func deliverDirect(at change: UnsafeMutablePointer<Change>, observer: ObserverID,
+                                lending lent: UnsafeMutableRawPointer) {
+        // No stack frame: the first call of the observer is a tail call. A
+        // sink serves one observer, so a handle encoded (never 0) is its.
+        guard observerHandle != 0 else { return deliverFirstDirect(at: change, observer: observer, lending: lent) }
         callLent(change, lent)
     }
 
-    /// `deliverDirect` for an observer's first call, or the graph's first
-    /// direct call: encodes the handles, writes what every direct call of
-    /// the graph shares.
     @inline(never)
-    private func deliverFirstDirect(at change: UnsafePointer<Change>, lending lent: UnsafeMutableRawPointer) {
-        if encodedFor != CObserverSink.observerWord(change) { encodeHandles(change) }
-        if lent.load(as: UInt64.self) != CObserverSink.lentReady {
-            let base = UnsafeRawPointer(change)
-            CObserverSink.lentChange(lent).initialize(to: tether_change_t(
-                observer: tether_observer_t(id: 0), state: tether_state_t(id: 0), path: nil,
-                old_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.oldValue).unsafelyUnwrapped),
-                new_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.newValue).unsafelyUnwrapped),
-                revision: 0, flags: 0, computed: tether_computed_t(id: 0), transaction: nil,
-                binding: tether_binding_t(id: 0)))
-            lent.storeBytes(of: CObserverSink.lentReady, as: UInt64.self)
-        }
+    private func deliverFirstDirect(at change: UnsafeMutablePointer<Change>, observer: ObserverID,
+                                    lending lent: UnsafeMutableRawPointer) {
+        change.pointee.observer = observer
+        encodeHandles(change)
         callLent(change, lent)
+    }
+
+    /// Writes what every direct call of `graph` shares into its
+    /// `directLentChange`, once per graph.
+    override func attached(to graph: Graph) {
+        let lent = graph.directLentChange
+        guard lent.load(as: UInt64.self) != CObserverSink.lentReady else { return }
+        let base = UnsafeRawPointer(graph.directDelivery) + MemoryLayout<Delivery>.offset(of: \Delivery.change).unsafelyUnwrapped
+        CObserverSink.lentChange(lent).initialize(to: tether_change_t(
+            observer: tether_observer_t(id: 0), state: tether_state_t(id: 0), path: nil,
+            old_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.oldValue).unsafelyUnwrapped),
+            new_value: OpaquePointer(base + MemoryLayout<Change>.offset(of: \Change.newValue).unsafelyUnwrapped),
+            revision: 0, flags: 0, computed: tether_computed_t(id: 0), transaction: nil,
+            binding: tether_binding_t(id: 0)))
+        lent.storeBytes(of: CObserverSink.lentReady, as: UInt64.self)
     }
 
     @inline(__always)

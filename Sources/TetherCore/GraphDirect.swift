@@ -299,9 +299,11 @@ extension Graph {
     public func makeDirectCall(_ k: Int, _ targets: UnsafeMutablePointer<DirectTarget>) {
         let target = targets[k]
         let d = directDelivery
-        d.pointee.change.observer = ObserverID(index: target.index, generation: target.generation)
-        withUnsafePointer(to: &d.pointee.change) { change in
-            target.sink._withUnsafeGuaranteedRef { $0.deliverDirect(at: change, lending: UnsafeMutableRawPointer(d + 1)) }
+        withUnsafeMutablePointer(to: &d.pointee.change) { change in
+            target.sink._withUnsafeGuaranteedRef {
+                $0.deliverDirect(at: change, observer: ObserverID(index: target.index, generation: target.generation),
+                                 lending: UnsafeMutableRawPointer(d + 1))
+            }
         }
     }
 

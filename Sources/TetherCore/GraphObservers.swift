@@ -25,6 +25,7 @@ extension Graph {
             pendingInitial: false, pendingOld: nil, pendingRevision: 0,
             pendingRound: 0, running: 0, removed: false)
         let index = try insertObserver(record)
+        sink.attached(to: self)
         nextSequence &+= 1
         if last != noIndex {
             observers[Int(last)].next = index

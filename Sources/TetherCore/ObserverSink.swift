@@ -64,14 +64,24 @@ open class ObserverSink {
     /// than copy them first.
     open func deliver(at change: UnsafePointer<Change>) { deliver(change.pointee) }
 
+    /// Called once, under the graph's lock, when the sink's observer is
+    /// registered on `graph`: before any call (the C sink prepares the
+    /// graph's `directLentChange` here, so its direct calls need not ask).
+    open func attached(to graph: Graph) {}
+
     /// `deliver(at:)` for a direct call (GraphDirect.swift), which is
     /// always the same kind of change: a state's whole value, old and new
     /// both scalars, not INITIAL, no metadata. A sink may skip testing
     /// those (the C sink: ~12 instructions a call). `lent`: the graph's
     /// `directLentChange`, where a sink may keep what it lends every call
     /// of the direct call alike (the C sink's `tether_change_t`, filled
-    /// once per direct call: ~10 instructions a call).
-    open func deliverDirect(at change: UnsafePointer<Change>, lending lent: UnsafeMutableRawPointer) {
+    /// once per direct call: ~10 instructions a call). The change's
+    /// `observer` is this call's `observer` once the sink stores it (the C
+    /// sink reads it only at its observer's first call: one store a call
+    /// fewer).
+    open func deliverDirect(at change: UnsafeMutablePointer<Change>, observer: ObserverID,
+                            lending lent: UnsafeMutableRawPointer) {
+        change.pointee.observer = observer
         deliver(at: change)
     }
 
