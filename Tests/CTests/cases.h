@@ -173,6 +173,7 @@
   X(sync_direct_nested_too_deep_skips_the_call) \
   X(sync_direct_threads_chain_per_observer) \
   X(sync_direct_races_removals_during_fan_outs) \
+  X(sync_direct_races_removals_symmetric_fences) \
   X(plain_path_forged_and_stale_handles) \
   X(plain_path_other_types) \
   X(plain_path_reads_in_compute_callbacks) \
