@@ -502,7 +502,8 @@ int tether_state_remove_path(tether_state_t s, const char *pointer);
 /* ------------------------------------------------------------------------ */
 
 /* What an observer is told. Every pointer is borrowed: valid only during the
- * callback. */
+ * callback, the change itself too (successive callbacks of one write may be
+ * handed the same tether_change_t, its fields set for each). */
 typedef struct tether_change {
   tether_observer_t observer;       /* the observer being called */
   tether_state_t state;             /* the state it observes ({0} for a computed) */
