@@ -105,8 +105,8 @@ open class Graph {
         @usableFromInline var running: UInt32
         @usableFromInline var removed: Bool
         /// Its place in the direct call being made (`directTargets`), or
-        /// noIndex: a removal then decides with that call's word who comes
-        /// first (GraphDirect.swift). In the padding after `removed`.
+        /// noIndex: a removal then asks how far the owner's calls got
+        /// (GraphDirect.swift, "Pinned calls"). In the padding after `removed`.
         @usableFromInline var pinnedAt: UInt32 = noIndex
         /// The cause of the latest pending write (see `Cause`).
         var pendingMeta: AnyObject? = nil

@@ -160,8 +160,8 @@ extension Graph {
         return i < states.count && states[i].firstSub == noIndex && states[i].firstObserver != noIndex
     }
 
-    /// Pins state `i`'s observers as the direct call's targets, in order,
-    /// each with its word: false when one does not qualify (a loop, path
+    /// Pins state `i`'s observers as the direct call's targets, in order:
+    /// false when one does not qualify (a loop, path
     /// or pending observer) or there is none. One walk that checks as it
     /// records (checking first and recording after walked the list twice,
     /// ~8 instructions an observer), into storage written in place (an
