@@ -76,6 +76,21 @@ extension Graph {
         }
     }
 
+    /// The delivery queues' entry of derived node `id` (an effect's).
+    public static func queueEntry(of id: DerivedID) -> UInt32 { NodeRef.derived(Int(id.index)) }
+
+    /// Whether the SYNC queue holds `entry` and nothing else.
+    public func syncQueueHoldsOnly(_ entry: UInt32) -> Bool {
+        syncQueue.count == 1 && syncQueue[0] == entry
+    }
+
+    /// `takeBatch(.sync, ...)` for a queue that holds one entry, which the
+    /// caller runs itself: the queue emptied, a new epoch begun.
+    public func takeOnlySync() {
+        syncQueue.removeAll()
+        epoch &+= 1
+    }
+
     @inline(__always)
     func sequence(of entry: UInt32) -> UInt64 {
         NodeRef.isDerived(entry) ? derived[NodeRef.index(entry)].sequence : observers[Int(entry)].sequence

@@ -259,6 +259,39 @@ extension Engine {
         }
     }
 
+    /// `deliverAfterChange` after making the effect queued as `entry`: when
+    /// the SYNC queue holds it alone (a SYNC effect made outside callbacks
+    /// and batches, with nothing else owed), its first run is made here,
+    /// as the drain's one round would make it, without the drain's rounds
+    /// (~110 instructions an effect, a twelfth of making one: sBench
+    /// create0to1, docs/performance.md). Anything its run queues goes to
+    /// the drain. Entered with `lock` held; releases it.
+    func deliverFirstRun(of entry: UInt32) {
+        wakeLoopIfNeeded()
+        guard graph.batchDepth == 0, graph.syncQueueHoldsOnly(entry), !DeliveryContext.isDelivering(id),
+              deliveryLock.tryTake() else {
+            if graph.hasSyncWork && graph.batchDepth == 0 && !DeliveryContext.isDelivering(id) {
+                deliverSyncLocked()
+            } else {
+                lock.unlock()
+            }
+            return
+        }
+        graph.takeOnlySync()
+        graph.runDerived(entry)
+        runDeferredReleases()
+        if dead {
+            lock.unlock()
+            unlockDelivery(finishingTeardown: true)
+            return
+        }
+        if graph.hasSyncWork {
+            drainSync(afterWaiting: false)  // what the run queued (its writes' calls)
+            return
+        }
+        unlockBoth()
+    }
+
     /// On the loop thread: run everything owed, then tell flush waiters.
     func deliverOnLoop() {
         lock.lock()
