@@ -188,12 +188,7 @@ int tether_internal_asymmetric_fences(void) {
 }
 
 void tether_internal_heavy_fence(void) {
-  if (tether_internal_asymmetric_fences() &&
-      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-    return;
-  /* Registered, yet refused: cannot happen once registered; a full fence
-   * keeps this side right, and the other side's is then missing, so stop
-   * here rather than race. */
-  if (tether_internal_asymmetric_fences()) abort();
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  /* Registered, the call cannot fail (membarrier(2)); if it did, the other
+   * side would have no fence at all: stop here rather than race. */
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) abort();
 }

@@ -45,33 +45,20 @@ final class CObserverSink: ObserverSink {
         super.init()
     }
 
-    /// The handles of the calls, encoded at the first call (profiled:
-    /// encoding them per call was a fifth of a SYNC delivery's cost here).
-    /// Three words per observer, not a whole `tether_change_t` template
-    /// (88 bytes more per observer, for ~5 instructions a call).
+    /// The handles of the calls, encoded when the observer is registered
+    /// (`attached`; profiled: encoding them per call was a fifth of a SYNC
+    /// delivery's cost here). Three words per observer, not a whole
+    /// `tether_change_t` template (88 bytes more per observer, for ~5
+    /// instructions a call).
     private var observerHandle: UInt64 = 0
     private var stateHandle: UInt64 = 0
     private var computedHandle: UInt64 = 0
-    /// The observer id they were encoded for (its 8 bytes as one word:
-    /// one compare; generation 0 is never issued, so 0 matches no call).
-    private var encodedFor: UInt64 = 0
-
-    /// By pointer: a `Change` passed by value was copied onto the caller's
-    /// stack, which gave every call a stack-protector check (profiled).
-    @inline(never)
-    private func encodeHandles(_ change: UnsafePointer<Change>) {
-        observerHandle = HandleCodec.observer(slot, change.pointee.observer)
-        stateHandle = showState ? change.pointee.state.map { HandleCodec.state(slot, $0) } ?? 0 : 0
-        computedHandle = change.pointee.computed.map { HandleCodec.derived(slot, .computed, $0) } ?? 0
-        encodedFor = CObserverSink.observerWord(change)
-    }
 
     override func deliver(_ change: borrowing Change) {
         withUnsafePointer(to: change) { deliver(at: $0) }
     }
 
     override func deliver(at change: UnsafePointer<Change>) {
-        if encodedFor != CObserverSink.observerWord(change) { encodeHandles(change) }
         var c = tether_change_t()
         c.observer = tether_observer_t(id: observerHandle)
         c.state = tether_state_t(id: stateHandle)
@@ -105,23 +92,21 @@ final class CObserverSink: ObserverSink {
     /// call sets its observer's fields and the revision there.
     override func deliverDirect(at change: UnsafeMutablePointer<Change>, observer: ObserverID,
                                 lending lent: UnsafeMutableRawPointer) {
-        // No stack frame: the first call of the observer is a tail call. A
-        // sink serves one observer, so a handle encoded (never 0) is its.
-        guard observerHandle != 0 else { return deliverFirstDirect(at: change, observer: observer, lending: lent) }
-        callLent(change, lent)
+        let c = CObserverSink.lentChange(lent)
+        c.pointee.observer = tether_observer_t(id: observerHandle)
+        c.pointee.state = tether_state_t(id: stateHandle)
+        c.pointee.path = pathText
+        c.pointee.binding = tether_binding_t(id: binding)
+        c.pointee.revision = change.pointee.revision
+        fn(c, userData)
     }
 
-    @inline(never)
-    private func deliverFirstDirect(at change: UnsafeMutablePointer<Change>, observer: ObserverID,
-                                    lending lent: UnsafeMutableRawPointer) {
-        change.pointee.observer = observer
-        encodeHandles(change)
-        callLent(change, lent)
-    }
-
-    /// Writes what every direct call of `graph` shares into its
-    /// `directLentChange`, once per graph.
-    override func attached(to graph: Graph) {
+    /// Encodes the handles the calls report, and writes what every direct
+    /// call of `graph` shares into its `directLentChange` (once per graph).
+    override func attached(to graph: Graph, as observer: ObserverID, state: StateID?, computed: DerivedID?) {
+        observerHandle = HandleCodec.observer(slot, observer)
+        stateHandle = showState ? state.map { HandleCodec.state(slot, $0) } ?? 0 : 0
+        computedHandle = computed.map { HandleCodec.derived(slot, .computed, $0) } ?? 0
         let lent = graph.directLentChange
         guard lent.load(as: UInt64.self) != CObserverSink.lentReady else { return }
         let base = UnsafeRawPointer(graph.directDelivery) + MemoryLayout<Delivery>.offset(of: \Delivery.change).unsafelyUnwrapped
@@ -134,17 +119,6 @@ final class CObserverSink: ObserverSink {
         lent.storeBytes(of: CObserverSink.lentReady, as: UInt64.self)
     }
 
-    @inline(__always)
-    private func callLent(_ change: UnsafePointer<Change>, _ lent: UnsafeMutableRawPointer) {
-        let c = CObserverSink.lentChange(lent)
-        c.pointee.observer = tether_observer_t(id: observerHandle)
-        c.pointee.state = tether_state_t(id: stateHandle)
-        c.pointee.path = pathText
-        c.pointee.binding = tether_binding_t(id: binding)
-        c.pointee.revision = change.pointee.revision
-        fn(c, userData)
-    }
-
     /// `directLentChange`: a word that says whether the shared fields are
     /// written (`lentReady`; the graph starts it at `UInt64.max`), then the
     /// change.
@@ -153,13 +127,6 @@ final class CObserverSink: ObserverSink {
     @inline(__always)
     private static func lentChange(_ lent: UnsafeMutableRawPointer) -> UnsafeMutablePointer<tether_change_t> {
         (lent + MemoryLayout<UInt64>.stride).assumingMemoryBound(to: tether_change_t.self)
-    }
-
-    /// The observer id of `change` as one word (`encodedFor`).
-    @inline(__always)
-    private static func observerWord(_ change: UnsafePointer<Change>) -> UInt64 {
-        UnsafeRawPointer(change).load(fromByteOffset: MemoryLayout<Change>.offset(of: \Change.observer).unsafelyUnwrapped,
-                                      as: UInt64.self)
     }
 
     override func runRelease() {

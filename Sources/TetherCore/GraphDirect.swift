@@ -282,19 +282,13 @@ extension Graph {
         return directStop.load(ordering: .sequentiallyConsistent) == 0
     }
 
-    /// Makes the `k`th call (claimed), without the lock: the shared change
-    /// with this observer's id, lent to its sink.
-    @inlinable @inline(__always)
-    public func makeDirectCall(_ k: Int) {
-        makeDirectCall(k, directTargets.unsafelyUnwrapped)
-    }
-
-    /// The direct call's targets, for `makeDirectCall(_:_:)`.
+    /// The direct call's targets, read once by the owner for all its calls
+    /// (they cannot move while the direct call is made).
     @inlinable
     public var directCallTargets: UnsafeMutablePointer<DirectTarget> { directTargets.unsafelyUnwrapped }
 
-    /// `makeDirectCall(_:)` with `directTargets` read once by the caller
-    /// for all the calls (they cannot move while the direct call is made).
+    /// Makes the `k`th call (claimed), without the lock: the shared change
+    /// and the observer's id, lent to its sink.
     @inlinable @inline(__always)
     public func makeDirectCall(_ k: Int, _ targets: UnsafeMutablePointer<DirectTarget>) {
         let target = targets[k]

@@ -25,7 +25,9 @@ extension Graph {
             pendingInitial: false, pendingOld: nil, pendingRevision: 0,
             pendingRound: 0, running: 0, removed: false)
         let index = try insertObserver(record)
-        sink.attached(to: self)
+        sink.attached(to: self, as: ObserverID(index: index, generation: generation),
+                      state: isDerived ? nil : StateID(index: UInt32(n), generation: states[n].generation),
+                      computed: isDerived ? DerivedID(index: UInt32(n), generation: derived[n].generation) : nil)
         nextSequence &+= 1
         if last != noIndex {
             observers[Int(last)].next = index

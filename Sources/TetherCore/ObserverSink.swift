@@ -65,9 +65,10 @@ open class ObserverSink {
     open func deliver(at change: UnsafePointer<Change>) { deliver(change.pointee) }
 
     /// Called once, under the graph's lock, when the sink's observer is
-    /// registered on `graph`: before any call (the C sink prepares the
-    /// graph's `directLentChange` here, so its direct calls need not ask).
-    open func attached(to graph: Graph) {}
+    /// registered on `graph` as `observer`, of `state` or `computed`:
+    /// before any call (the C sink encodes its handles here, and prepares
+    /// the graph's `directLentChange`, so its calls need not ask).
+    open func attached(to graph: Graph, as observer: ObserverID, state: StateID?, computed: DerivedID?) {}
 
     /// `deliver(at:)` for a direct call (GraphDirect.swift), which is
     /// always the same kind of change: a state's whole value, old and new
@@ -77,8 +78,7 @@ open class ObserverSink {
     /// of the direct call alike (the C sink's `tether_change_t`, filled
     /// once per direct call: ~10 instructions a call). The change's
     /// `observer` is this call's `observer` once the sink stores it (the C
-    /// sink reads it only at its observer's first call: one store a call
-    /// fewer).
+    /// sink, which knows its own, does not: one store a call fewer).
     open func deliverDirect(at change: UnsafeMutablePointer<Change>, observer: ObserverID,
                             lending lent: UnsafeMutableRawPointer) {
         change.pointee.observer = observer

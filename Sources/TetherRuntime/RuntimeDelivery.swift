@@ -263,33 +263,27 @@ extension Engine {
     /// the SYNC queue holds it alone (a SYNC effect made outside callbacks
     /// and batches, with nothing else owed), its first run is made here,
     /// as the drain's one round would make it, without the drain's rounds
-    /// (~110 instructions an effect, a twelfth of making one: sBench
-    /// create0to1, docs/performance.md). Anything its run queues goes to
+    /// (133 instructions an effect, 7% of making one: sBench create0to1,
+    /// docs/performance.md). Anything its run queues goes to
     /// the drain. Entered with `lock` held; releases it.
     func deliverFirstRun(of entry: UInt32) {
-        wakeLoopIfNeeded()
         guard graph.batchDepth == 0, graph.syncQueueHoldsOnly(entry), !DeliveryContext.isDelivering(id),
-              deliveryLock.tryTake() else {
-            if graph.hasSyncWork && graph.batchDepth == 0 && !DeliveryContext.isDelivering(id) {
-                deliverSyncLocked()
-            } else {
-                lock.unlock()
-            }
-            return
-        }
+              deliveryLock.tryTake() else { return deliverAfterChange() }
+        wakeLoopIfNeeded()
         graph.takeOnlySync()
         graph.runDerived(entry)
         runDeferredReleases()
+        // What the drain's next round would find. The drain from its top
+        // instead (`drainSync`) gave back half the saving: its checks and
+        // the reset of a drain delivery this run did not use.
         if dead {
             lock.unlock()
             unlockDelivery(finishingTeardown: true)
-            return
+        } else if graph.hasSyncWork {
+            drainSync(afterWaiting: false)  // what the run queued (held back if it left a batch open)
+        } else {
+            unlockBoth()
         }
-        if graph.hasSyncWork {
-            drainSync(afterWaiting: false)  // what the run queued (its writes' calls)
-            return
-        }
-        unlockBoth()
     }
 
     /// On the loop thread: run everything owed, then tell flush waiters.

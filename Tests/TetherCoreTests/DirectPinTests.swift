@@ -33,7 +33,7 @@ import Testing
     @Test func removalsBeforeDuringAndAfterTheirCall() throws {
         let (g, r, ids) = try pinnedCall()
         #expect(g.claimDirectCall(0, asymmetric: false))
-        g.makeDirectCall(0)
+        g.makeDirectCall(0, g.directCallTargets)
         #expect(g.claimDirectCall(1, asymmetric: false))
         // a: called, then removed: released at once.
         #expect(try g.removeObserver(ids[0]) != nil)
@@ -41,7 +41,7 @@ import Testing
         // owner releases it when it ends.
         #expect(try g.removeObserver(ids[1]) == nil)
         #expect(throws: TetherError.self) { try g.removeObserver(ids[1]) }  // already removed
-        g.makeDirectCall(1)
+        g.makeDirectCall(1, g.directCallTargets)
         // The removals stopped the owner: it looks before the next call.
         #expect(!g.claimDirectCall(2, asymmetric: false))
         let afterB = g.endRemovedDirectCall(1)
@@ -52,7 +52,7 @@ import Testing
         #expect(!g.directCallStopped)
         // d: removed before its call: released at once, never called.
         #expect(try g.removeObserver(ids[3]) != nil)
-        g.makeDirectCall(2)
+        g.makeDirectCall(2, g.directCallTargets)
         #expect(!g.claimDirectCall(3, asymmetric: false))
         #expect(nothingOwed(g.endRemovedDirectCall(2)))
         let beforeD = g.endRemovedDirectCall(3)
@@ -71,7 +71,7 @@ import Testing
     @Test func aRemovalTheOwnerSeesBeforeTheCallItClaimed() throws {
         let (g, r, ids) = try pinnedCall()
         #expect(g.claimDirectCall(0, asymmetric: false))
-        g.makeDirectCall(0)
+        g.makeDirectCall(0, g.directCallTargets)
         #expect(g.claimDirectCall(1, asymmetric: false))
         #expect(try g.removeObserver(ids[1]) == nil)  // claimed: the owner frees it
         // The owner read the stop word after the removal's store (the
@@ -83,7 +83,7 @@ import Testing
         g.resumeDirectCalls()
         for k in 2..<4 {
             #expect(g.claimDirectCall(k, asymmetric: false))
-            g.makeDirectCall(k)
+            g.makeDirectCall(k, g.directCallTargets)
         }
         g.endDirectCall()
         #expect(r.names == ["a", "c", "d"])
@@ -96,18 +96,18 @@ import Testing
     @Test func theStopWordStaysSetUntilARemovedTargetIsPassed() throws {
         let (g, r, ids) = try pinnedCall()
         #expect(g.claimDirectCall(0, asymmetric: false))
-        g.makeDirectCall(0)
+        g.makeDirectCall(0, g.directCallTargets)
         #expect(try g.removeObserver(ids[3]) != nil)  // d, not reached: freed now
         #expect(!g.claimDirectCall(1, asymmetric: false))
         #expect(nothingOwed(g.endRemovedDirectCall(0)))
         #expect(nothingOwed(g.endRemovedDirectCall(1)))
         g.resumeDirectCalls()
         #expect(g.directCallStopped)  // d lies ahead
-        g.makeDirectCall(1)
+        g.makeDirectCall(1, g.directCallTargets)
         #expect(!g.claimDirectCall(2, asymmetric: false))
         g.resumeDirectCalls()
         #expect(g.directCallStopped)
-        g.makeDirectCall(2)
+        g.makeDirectCall(2, g.directCallTargets)
         #expect(!g.claimDirectCall(3, asymmetric: false))
         #expect(skippedOnly(g.endRemovedDirectCall(3)))
         g.resumeDirectCalls()
@@ -122,7 +122,7 @@ import Testing
     @Test func queuedWorkStopsTheCallsAndTheRestIsQueued() throws {
         let (g, r, ids) = try pinnedCall()
         #expect(g.claimDirectCall(0, asymmetric: false))
-        g.makeDirectCall(0)
+        g.makeDirectCall(0, g.directCallTargets)
         #expect(try g.removeObserver(ids[2]) != nil)
         let other = try g.createState(.int(0))
         _ = try g.observe(other, path: nil, options: [.sync], sink: r.sink("t"))

@@ -208,8 +208,8 @@ static inline int tether_internal_stack_is_low(void) {
  * forces 0 (to test that path). */
 TETHER_INTERNAL int tether_internal_asymmetric_fences(void);
 /* Every running thread of this process executes a full memory fence
- * before this returns (membarrier); a plain full fence when
- * tether_internal_asymmetric_fences() is 0. */
+ * before this returns (membarrier). Only when
+ * tether_internal_asymmetric_fences() is 1. */
 TETHER_INTERNAL void tether_internal_heavy_fence(void);
 
 /* Locks. The graph lock is taken once or twice per call on every hot path
