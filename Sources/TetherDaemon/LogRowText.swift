@@ -55,9 +55,7 @@ enum LogRowText {
     /// the database header: three WAL frames per group,
     /// docs/daemon-performance.md).
     static func commit(_ changes: [Change], into out: inout ByteWriter) throws(TetherError) {
-        guard changes.count == 1, changes[0].path.isRoot, case .set(let value) = changes[0].write else {
-            return try self.changes(changes, into: &out)
-        }
+        guard let value = Commit.wholeSet(changes) else { return try self.changes(changes, into: &out) }
         switch value {
         case .bytes, .array, .object: return try self.changes(changes, into: &out)  // may hold bytes: bytes_at
         default: break
@@ -90,10 +88,8 @@ enum LogRowText {
     /// change says: set whole to the same value by this commit, with the
     /// default descriptor. `SQLiteStore.decodeImages` rebuilds it so.
     static func imageFollows(from commit: Commit, _ state: StateImage) -> Bool {
-        guard commit.changes.count == 1, state.modified == commit.revision, let value = state.value else { return false }
-        let change = commit.changes[0]
-        guard change.path.isRoot, isDefault(state.descriptor), case .set(let written) = change.write,
-              change.name == state.name else { return false }
+        guard state.modified == commit.revision, let value = state.value, isDefault(state.descriptor),
+              let written = Commit.wholeSet(commit.changes), commit.changes[0].name == state.name else { return false }
         return written == value
     }
 

@@ -681,11 +681,10 @@ public final class SQLiteStore: SplitSyncSink {
     static func decodeImages(_ list: Value, of commit: Commit) throws(TetherError) -> [StateImage] {
         let revision = commit.revision
         if list == .int(0) {
-            guard commit.changes.count == 1, let change = commit.changes.first, change.path.isRoot,
-                  case .set(let value) = change.write else {
+            guard let value = Commit.wholeSet(commit.changes) else {
                 throw TetherError(.badJSON, "the store's log entry \(revision) leaves out an image its changes do not give")
             }
-            return [StateImage(name: change.name, value: value, modified: revision, descriptor: Descriptor())]
+            return [StateImage(name: commit.changes[0].name, value: value, modified: revision, descriptor: Descriptor())]
         }
         guard case .array(let items) = list else {
             throw TetherError(.badJSON, "the store's log entry \(revision) has malformed images")

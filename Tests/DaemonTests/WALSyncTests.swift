@@ -29,8 +29,9 @@ final class WALSyncTests: XCTestCase {
 
         init(_ store: SQLiteStore) { self.store = store }
 
+        /// At least once, however late the thread starts.
         func run() {
-            while !lock.withLock({ stop }) {
+            repeat {
                 do {
                     try store.makeDurable()
                 } catch {
@@ -38,7 +39,7 @@ final class WALSyncTests: XCTestCase {
                     break
                 }
                 lock.withLock { fsyncs += 1 }
-            }
+            } while !lock.withLock({ stop })
             done.signal()
         }
 
