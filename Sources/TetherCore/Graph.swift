@@ -135,15 +135,18 @@ open class Graph {
     @usableFromInline final var nextVersion: UInt64 = 1
     /// Advanced whenever a delivery round starts; see StateNode.version.
     var epoch: UInt64 = 0
-    /// Derived nodes being evaluated, innermost last, each with the
-    /// untracked depth of the frame it interrupted.
-    var evalStack = NodeBuffer<(node: Int, savedUntracked: Int)>()
+    /// The derived node being evaluated innermost, or -1. The frames it
+    /// interrupted are saved on the native stack by the evaluation that
+    /// began it (`beginEvaluation` returns them, `endEvaluation` takes them
+    /// back): a heap stack pushed and popped per evaluation was ~30
+    /// instructions of each recompute (issue 16, sixth round).
+    var evalTop = -1
     /// Reads inside tether_untracked_begin/end are not recorded.
     public internal(set) var untrackedDepth = 0 {
-        didSet { trackTarget = untrackedDepth == 0 ? (evalStack.last?.node ?? -1) : -1 }
+        didSet { trackTarget = untrackedDepth == 0 ? evalTop : -1 }
     }
     /// The node a read is recorded for now: the innermost evaluation, or -1
-    /// (none, or untracked). Kept beside evalStack and untrackedDepth so a
+    /// (none, or untracked). Kept beside evalTop and untrackedDepth so a
     /// read tests one word (three loads and a multiply before; profiled).
     @usableFromInline final var trackTarget = -1
     /// Validators running now: a write from one is refused.
@@ -246,7 +249,8 @@ open class Graph {
     /// when that is a computed, or nothing is being evaluated): the owner
     /// of what the running callback creates.
     public var runningEffectBody: DerivedBody? {
-        guard let top = evalStack.last?.node, derived[top].kind == .effect,
+        let top = evalTop
+        guard top >= 0, derived[top].kind == .effect,
               derived[top].flags.contains(.computing) else { return nil }
         return derived[top].body
     }
@@ -350,7 +354,6 @@ open class Graph {
         pathNodes.destroy()
         pathStack.destroy()
         bases.destroy()
-        evalStack.destroy()
         propagateStack.destroy()
     }
 

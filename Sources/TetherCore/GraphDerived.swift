@@ -58,11 +58,11 @@ extension Graph {
     /// True while a compute callback runs on the evaluating thread: writes
     /// are refused there (a computed must not have side effects).
     public var isEvaluatingComputed: Bool {
-        guard let top = evalStack.last?.node else { return false }
-        return derived[top].kind == .computed
+        let top = evalTop
+        return top >= 0 && derived[top].kind == .computed
     }
 
-    public var isEvaluating: Bool { evalStack.count > 0 }
+    public var isEvaluating: Bool { evalTop >= 0 }
 
     // MARK: Untracked sections and cached errors
 
@@ -117,9 +117,9 @@ extension Graph {
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
         derived[d].running += 1
-        beginEvaluation(d)
+        let interrupted = beginEvaluation(d)
         _ = callOut(0, Cause()) { apply() }
-        endEvaluation()
+        endEvaluation(interrupted)
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {
@@ -218,7 +218,8 @@ extension Graph {
         if let id {
             d = try resolve(id, .effect)
         } else {
-            guard let top = evalStack.last?.node, derived[top].kind == .effect else {
+            let top = evalTop
+            guard top >= 0, derived[top].kind == .effect else {
                 throw TetherError(.busy, "no effect is running here: a cleanup is registered from inside an effect's run")
             }
             d = top

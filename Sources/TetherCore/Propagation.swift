@@ -47,7 +47,7 @@
 // What lives beside this file: the storage layouts and the in-place field
 // accessors (GraphNodes.swift), link allocation and list splicing
 // (GraphLinks.swift), the storage itself (NodeBuffer.swift), the Graph class
-// and its fields such as `evalStack`, `trackTarget` and the queues
+// and its fields such as `evalTop`, `trackTarget` and the queues
 // (Graph.swift), the delivery queues (IndexQueue.swift, GraphDelivery.swift),
 // observers (GraphObservers.swift), and the public API of derived nodes
 // (GraphDerived.swift). docs/performance.md gives the measurements behind
@@ -90,20 +90,32 @@ public enum DerivedKind: UInt8, Sendable {
     static let failed = DerivedFlags(rawValue: 128)
 }
 
+/// The evaluation a nested one interrupted: its node (-1: none) and the
+/// depth of the untracked section it was in.
+struct InterruptedEvaluation {
+    let node: Int
+    let untracked: Int
+}
+
 extension Graph {
     // MARK: - 2. Track: recording reads, reusing links
 
-    /// Pushes `d` as the node reads are recorded for; untracked sections of
-    /// the frame it interrupts resume when `endEvaluation` pops it.
+    /// Makes `d` the node reads are recorded for, tracked (an untracked
+    /// section of the evaluation it interrupts resumes when
+    /// `endEvaluation` gives that one back). Returns the interrupted
+    /// evaluation, kept by the caller in its own frame.
     @inline(__always)
-    func beginEvaluation(_ d: Int) {
-        evalStack.append((d, untrackedDepth))
-        untrackedDepth = 0  // sets trackTarget
+    func beginEvaluation(_ d: Int) -> InterruptedEvaluation {
+        let interrupted = InterruptedEvaluation(node: evalTop, untracked: untrackedDepth)
+        evalTop = d
+        untrackedDepth = 0  // sets trackTarget to d
+        return interrupted
     }
 
     @inline(__always)
-    func endEvaluation() {
-        untrackedDepth = evalStack.popLast()!.savedUntracked  // sets trackTarget
+    func endEvaluation(_ interrupted: InterruptedEvaluation) {
+        evalTop = interrupted.node
+        untrackedDepth = interrupted.untracked  // sets trackTarget
     }
 
     /// Records that the node being evaluated read `dep` at `version`.
@@ -115,7 +127,7 @@ extension Graph {
     /// again (a loop over one source: kairo repeatedObservers reads one
     /// state 30 times, and the call to `trackMoved` for each repeat was 9%
     /// of it, profiled). The rest is `trackMoved`. `trackTarget` is one
-    /// field kept beside `evalStack` and `untrackedDepth`, so a read tests
+    /// field kept beside `evalTop` and `untrackedDepth`, so a read tests
     /// one word (three loads and a multiply before; profiled).
     @inlinable @inline(__always)
     final func track(_ dep: UInt32, version: UInt64) {
@@ -309,27 +321,30 @@ extension Graph {
     @inline(never)
     private func updateNeeded(_ d: Int) {
         let flags = derived[d].flags
-        if flags.contains(.fresh) { recompute(d); return }
-        guard flags.contains(.stale) else { return }
-        // Checking counts as computing: a source that reads this node back
-        // while we check it is a cycle, not a stale cached value.
-        pullDepth += 1
-        defer { pullDepth -= 1 }
-        if pullDepth & 255 == 0 && stackIsLow() {
-            setError(d, TetherError(.outOfRange,
-                "computed #\(d): dependency chain too deep for this thread's stack"))
-            derived[d].version = nextVersion
-            nextVersion &+= 1
-            return  // stays stale: a read from a shallower point retries
+        if !flags.contains(.fresh) {
+            guard flags.contains(.stale) else { return }
+            // Checking counts as computing: a source that reads this node
+            // back while we check it is a cycle, not a stale cached value.
+            let depth = pullDepth &+ 1
+            if depth & 255 == 0 && stackIsLow() {
+                setError(d, TetherError(.outOfRange,
+                    "computed #\(d): dependency chain too deep for this thread's stack"))
+                derived[d].version = nextVersion
+                nextVersion &+= 1
+                return  // stays stale: a read from a shallower point retries
+            }
+            pullDepth = depth
+            derived[d].flags.insert(.computing)
+            let changed = dependenciesChanged(d)
+            pullDepth = depth &- 1
+            guard changed else {
+                derived[d].flags.remove([.computing, .stale])
+                return
+            }
         }
-        derived[d].flags.insert(.computing)
-        let changed = dependenciesChanged(d)
-        derived[d].flags.remove(.computing)
-        if changed {
-            recompute(d)
-        } else {
-            derived[d].flags.remove(.stale)
-        }
+        // One call site, inlined: the recompute's frame was the pull's
+        // second (its saved registers ~14 instructions a level).
+        recompute(d)
     }
 
     /// Whether any source of `d` now has another version than when `d` read
@@ -381,6 +396,7 @@ extension Graph {
     /// first link (so reads in the same order reuse the links), then drops
     /// the links not read again. A new version only when the result (or the
     /// error) differs from the cached one.
+    @inline(__always)
     private func recompute(_ d: Int) {
         // Borrowed: the node keeps its body until the call below returns
         // (`running` defers a disposal), so no retain and release of it.
@@ -389,7 +405,7 @@ extension Graph {
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
         derived[d].running += 1
-        beginEvaluation(d)
+        let interrupted = beginEvaluation(d)
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
@@ -397,7 +413,7 @@ extension Graph {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
-        endEvaluation()
+        endEvaluation(interrupted)
         derived[d].running -= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {
@@ -577,13 +593,13 @@ extension Graph {
         derived[d].flags.remove([.stale, .fresh])
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
-        beginEvaluation(d)
+        let interrupted = beginEvaluation(d)
         let rev = derived[d].pendingRevision
         let why = takeCause(d)
         // Its writes are one round deeper, so an effect that keeps waking
         // itself reaches maxRounds and is refused (TETHER_ELOOP).
         _ = callBody(body, rev, round &+ 1, why)
-        endEvaluation()
+        endEvaluation(interrupted)
         derived[d].flags.remove(.computing)
         body.cleanupOwed = true
         derived[d].running -= 1
