@@ -4,14 +4,38 @@ import TetherRuntime
 
 // Batches and untracked sections (include/tether.h).
 
+// Both have a plain path (PlainAccess.swift) and a full one out of line.
+
 @_cdecl("tether_batch_begin")
 public func tether_batch_begin(_ rt: tether_runtime_t) -> Int32 {
-    call("tether_batch_begin", .runtime, rt.id) { () throws(TetherError) in try Runtimes.beginBatch(rt.id) }
+    Runtimes.plainBatchBegin(rt.id, full: batchBeginFull)
+}
+
+@inline(never)
+private func batchBeginFull(_ id: UInt64, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    return call("tether_batch_begin", .runtime, id) { () throws(TetherError) in try Runtimes.beginBatch(id) }
 }
 
 @_cdecl("tether_batch_end")
 public func tether_batch_end(_ rt: tether_runtime_t) -> Int32 {
-    call("tether_batch_end", .runtime, rt.id) { () throws(TetherError) in try Runtimes.endBatch(rt.id) }
+    Runtimes.plainBatchEnd(rt.id, held: batchEndHeld, full: batchEndFull)
+}
+
+/// The outermost batch's end with work owed, on the access the plain path took.
+@inline(never)
+private func batchEndHeld(_ slot: Int32, _ id: UInt64) -> Int32 {
+    switch Runtimes.endBatchHeld(slot, id) {
+    case .success?: return 0
+    case let .failure(error)?: return fail("tether_batch_end", .runtime, id, error)
+    case nil: return batchEndFull(id, nil)
+    }
+}
+
+@inline(never)
+private func batchEndFull(_ id: UInt64, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    return call("tether_batch_end", .runtime, id) { () throws(TetherError) in try Runtimes.endBatch(id) }
 }
 
 @_cdecl("tether_untracked_begin")

@@ -161,7 +161,9 @@ open class Graph {
     public var callbacksReady: (() -> Bool)?
     var propagateStack = NodeBuffer<Int>()
     /// Held-back deliveries: nothing is delivered while a batch is open.
-    public var batchDepth = 0
+    /// Final, so the batch functions' plain path (`plainBatchBegin`) reaches
+    /// it without an accessor call.
+    public final var batchDepth = 0
     public internal(set) var liveDerived = 0
     var pendingSinkReleases: [ObserverSink] = [] {
         didSet { deferredReleasesChanged() }
@@ -275,7 +277,7 @@ open class Graph {
     public internal(set) var liveObservers = 0
 
     @usableFromInline final let syncQueue = IndexQueue()
-    let loopQueue = IndexQueue()
+    @usableFromInline final let loopQueue = IndexQueue()
     /// SYNC calls a write left to its writer (GraphDirect.swift).
     @usableFromInline var directCall: DirectCall?
     /// The call every observer of the direct call gets (its observer set

@@ -171,3 +171,31 @@ extension Graph {
         }
     }
 }
+
+extension Graph {
+    /// tether_batch_begin on the plain path: one more open batch, for the
+    /// runtime `runtime` (its handle id) when it owns this graph. False,
+    /// with nothing done, otherwise: the full path then reports.
+    @inlinable @inline(__always)
+    public final func plainBatchBegin(_ runtime: UInt64) -> Bool {
+        guard runtime == ownerID else { return false }
+        batchDepth += 1
+        return true
+    }
+
+    /// tether_batch_end on the plain path: an inner batch ends, or the
+    /// outermost one with nothing held back (nothing to deliver, no loop
+    /// to wake). False, with nothing done, for anything else (no batch
+    /// open, work owed, another runtime): the caller goes on with the
+    /// batch's end on the lock it holds, or the full path.
+    @inlinable @inline(__always)
+    public final func plainBatchEnd(_ runtime: UInt64) -> Bool {
+        let depth = batchDepth
+        guard runtime == ownerID, depth > 1 || (depth == 1 && syncQueue.isEmpty && loopQueue.isEmpty) else {
+            return false
+        }
+        batchDepth = depth &- 1
+        return true
+    }
+}
+

@@ -118,27 +118,32 @@ extension Runtimes {
     /// calls run before this returns).
     @inline(__always)
     package static func endBatch(_ rt: UInt64) throws(TetherError) {
-        try withAcquired(rt, .runtime) { (engine) -> Result<Void, TetherError> in
-            guard engine.graph.batchDepth > 0 else {
-                engine.lock.unlock()
-                return .failure(TetherError(.invalidArgument, "a batch ended that was never begun"))
-            }
-            engine.graph.batchDepth -= 1
-            guard engine.graph.batchDepth == 0 else {
-                engine.lock.unlock()
-                return .success(())
-            }
-            if engine.graph.hasLoopWork && !engine.asyncClosing {
-                _ = engine.graph.takeLoopWakeRequest()
-                engine.wakeLoop()
-            }
-            if engine.graph.hasSyncWork && !DeliveryContext.isDelivering(engine.id) {
-                engine.deliverSyncLocked()
-            } else {
-                engine.lock.unlock()
-            }
+        try withAcquired(rt, .runtime) { engine in endBatchAcquired(engine) }
+    }
+
+    /// `endBatch` on the engine acquired (its lock held, or a
+    /// single-threaded runtime's owner thread); lets go of it.
+    @inline(__always)
+    package static func endBatchAcquired(_ engine: Engine) -> Result<Void, TetherError> {
+        guard engine.graph.batchDepth > 0 else {
+            engine.lock.unlock()
+            return .failure(TetherError(.invalidArgument, "a batch ended that was never begun"))
+        }
+        engine.graph.batchDepth -= 1
+        guard engine.graph.batchDepth == 0 else {
+            engine.lock.unlock()
             return .success(())
         }
+        if engine.graph.hasLoopWork && !engine.asyncClosing {
+            _ = engine.graph.takeLoopWakeRequest()
+            engine.wakeLoop()
+        }
+        if engine.graph.hasSyncWork && !DeliveryContext.isDelivering(engine.id) {
+            engine.deliverSyncLocked()
+        } else {
+            engine.lock.unlock()
+        }
+        return .success(())
     }
 
     package static func beginUntracked(_ rt: UInt64) throws(TetherError) {

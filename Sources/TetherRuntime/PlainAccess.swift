@@ -172,6 +172,83 @@ extension Runtimes {
         return held(slot, id, n)
     }
 
+    /// tether_batch_begin's plain path, shaped as `plainSet`: one more open
+    /// batch on the graph the runtime handle's slot publishes, under the
+    /// slot's lock taken with a trylock (or on a single-threaded runtime's
+    /// owner thread), when that runtime owns it (`Graph.plainBatchBegin`);
+    /// else `full`. Every write of the kairo and S.js update cases is its
+    /// own batch: the full lookup and error plumbing were ~70 of the ~100
+    /// instructions a begin cost (issue 16, sixth round).
+    @inlinable @inline(__always)
+    package static func plainBatchBegin(_ id: UInt64,
+                                        full: (UInt64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        let h = HandleCodec.decode(id)
+        guard h.kind == HandleKind.runtime.rawValue else { return full(id, nil) }
+        let slot = Int32(truncatingIfNeeded: h.slot)
+        guard let lock = tether_internal_slot_lock(slot) else {
+            guard tether_internal_slot_owner(slot) == Engine.currentThread,
+                  let graph = tether_internal_slot_single_graph(slot),
+                  Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.plainBatchBegin(id) }) else {
+                return full(id, nil)
+            }
+            return 0
+        }
+        guard tether_internal_trylock(lock) != 0 else { return full(id, nil) }
+        var begun = false
+        if let graph = tether_internal_slot_graph(slot) {
+            begun = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { $0.plainBatchBegin(id) }
+        }
+        if tether_internal_release(lock) != 0 {
+            return begun ? tether_internal_lock_wake_ok(lock) : full(id, lock)
+        }
+        return begun ? 0 : full(id, nil)
+    }
+
+    /// tether_batch_end's plain path, as `plainBatchBegin`: an inner batch,
+    /// or the outermost with nothing held back, ends there
+    /// (`Graph.plainBatchEnd`); the outermost with work owed goes on to
+    /// `held` on the access taken (the delivery, `endBatchHeld`); anything
+    /// else to `full`.
+    @inlinable @inline(__always)
+    package static func plainBatchEnd(_ id: UInt64, held: (Int32, UInt64) -> Int32,
+                                      full: (UInt64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        let h = HandleCodec.decode(id)
+        guard h.kind == HandleKind.runtime.rawValue else { return full(id, nil) }
+        let slot = Int32(truncatingIfNeeded: h.slot)
+        guard let lock = tether_internal_slot_lock(slot) else {
+            guard tether_internal_slot_owner(slot) == Engine.currentThread,
+                  let graph = tether_internal_slot_single_graph(slot) else { return full(id, nil) }
+            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.plainBatchEnd(id) }) { return 0 }
+            return held(slot, id)
+        }
+        guard tether_internal_trylock(lock) != 0 else { return full(id, nil) }
+        guard let graph = tether_internal_slot_graph(slot) else {
+            return full(id, tether_internal_release(lock) != 0 ? lock : nil)
+        }
+        if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.plainBatchEnd(id) }) {
+            return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
+        }
+        return held(slot, id)
+    }
+
+    /// The end of a batch the plain path did not finish, on the access it
+    /// holds (the slot's lock, or a single-threaded runtime's owner
+    /// thread): `endBatchAcquired` when the slot's runtime is `id`'s, which
+    /// lets go of the access; nil after letting go of it otherwise (a stale
+    /// handle: the caller's full path reports it).
+    package static func endBatchHeld(_ slot: Int32, _ id: UInt64) -> Result<Void, TetherError>? {
+        // A published graph means a live runtime in the slot (set and cleared together).
+        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
+        let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
+        return engine._withUnsafeGuaranteedRef { engine -> Result<Void, TetherError>? in
+            guard engine.id == id else {
+                engine.lock.unlock()
+                return nil
+            }
+            return endBatchAcquired(engine)
+        }
+    }
+
     /// The rest of a plain-path int write, on the access the writer holds
     /// (released here): `Graph.writeHeldInt` and what any write does after
     /// it, or, when that declined, the full write, rather than letting go

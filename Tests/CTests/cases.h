@@ -174,6 +174,9 @@
   X(sync_direct_threads_chain_per_observer) \
   X(sync_direct_races_removals_during_fan_outs) \
   X(sync_direct_races_removals_symmetric_fences) \
+  X(batches_stale_and_forged_runtime_handles) \
+  X(batches_single_threaded_runtime) \
+  X(batches_from_several_threads) \
   X(plain_path_forged_and_stale_handles) \
   X(plain_path_other_types) \
   X(plain_path_reads_in_compute_callbacks) \
