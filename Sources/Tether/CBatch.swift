@@ -25,11 +25,7 @@ public func tether_batch_end(_ rt: tether_runtime_t) -> Int32 {
 /// The outermost batch's end with work owed, on the access the plain path took.
 @inline(never)
 private func batchEndHeld(_ slot: Int32, _ id: UInt64) -> Int32 {
-    switch Runtimes.endBatchHeld(slot, id) {
-    case .success?: return 0
-    case let .failure(error)?: return fail("tether_batch_end", .runtime, id, error)
-    case nil: return batchEndFull(id, nil)
-    }
+    Runtimes.endBatchHeld(slot, id) ? 0 : batchEndFull(id, nil)
 }
 
 @inline(never)
