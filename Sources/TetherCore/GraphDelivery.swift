@@ -84,6 +84,16 @@ extension Graph {
         syncQueue.count == 1 && syncQueue[0] == entry
     }
 
+    /// The SYNC queue's one entry when it holds one effect's (or
+    /// tracking's) and nothing else: a write to a state one effect reads,
+    /// the common case, runs it without the drain's rounds
+    /// (`Engine.runOnlySyncEffect`).
+    public var onlySyncEffect: UInt32? {
+        guard syncQueue.count == 1 else { return nil }
+        let entry = syncQueue[0]
+        return Graph.isEffectEntry(entry) ? entry : nil
+    }
+
     /// `takeBatch(.sync, ...)` for a queue that holds one entry, which the
     /// caller runs itself: the queue emptied, a new epoch begun.
     public func takeOnlySync() {
