@@ -14,7 +14,8 @@
  * setnotify chain fanout crossthread memory paths). `--icount WORKLOAD N
  * [host|single|thread]` runs one of set+notify, fan-out and the chain N
  * times for callgrind (benchmarks/icount/icount.py; common/bench.h says
- * how). icount.py leaves "thread" out: the loop thread adds about 7,000
+ * how), or one kairo or S.js case (kairo:NAME, sbench:NAME;
+ * benchmarks/icount/suites.py). icount.py leaves "thread" out: the loop thread adds about 7,000
  * instructions to some runs and not to others, so its counts do not repeat.
  *
  * Clock: clock_gettime(CLOCK_MONOTONIC).
@@ -834,6 +835,40 @@ static void bench_memory(void) {
   }
 }
 
+/* One case of the kairo or S.js suite under callgrind (--icount
+ * kairo:NAME N, sbench:NAME N; benchmarks/icount/suites.py): kairo builds
+ * its graph and runs N iter()s, S.js runs its case once with COUNT = N
+ * (setup, the case, disposal), so (I(2N) - I(N)) / N is an iter() or a
+ * COUNT unit. Its result line says whether its checks held. */
+static int icount_suite_case(const char *workload) {
+  const char *name = strchr(workload, ':') + 1;
+  int c, failed = 0;
+  long i;
+  if (workload[0] == 'k') {
+    wl_kairo_t *k = NULL;
+    for (c = 0; c < WL_KAIRO_CASES && strcmp(wl_kairo_name(c), name) != 0; c++) {}
+    if (c == WL_KAIRO_CASES) {
+      fprintf(stderr, "bench_tether --icount: no kairo case %s\n", name);
+      return 2;
+    }
+    failed = wl_kairo_build(c, NULL, &k);
+    for (i = 0; i < icount_n && !failed; i++) failed |= wl_kairo_iter(k);
+    if (k) failed |= wl_kairo_free(k);
+  } else {
+    wl_sbench_params_t p;
+    for (c = 0; c < WL_SB_CASES && strcmp(wl_sbench_name(c), name) != 0; c++) {}
+    if (c == WL_SB_CASES) {
+      fprintf(stderr, "bench_tether --icount: no sbench case %s\n", name);
+      return 2;
+    }
+    wl_sbench_default_params(c, icount_n, &p);
+    failed = wl_sbench_workload(&p);
+  }
+  bench_emit(SYS, "icount", workload, !failed, 0, "-", "one suite case under callgrind", NULL,
+             "%s", "");
+  return 0;
+}
+
 /* One workload under callgrind (--icount); its result line says whether its
  * checks held. */
 static int icount_main(const char *workload, const char *variant) {
@@ -859,8 +894,13 @@ static int icount_main(const char *workload, const char *variant) {
     ms = measure_deep();
     bench_emit(SYS, "micro", mode == RT_SINGLE ? "50-deep chain [single]" : "50-deep chain",
                ms >= 0, ms, "ms", "kairo deepPropagation", NULL, "%s", rt_mode_notes[mode]);
+  } else if (strncmp(workload, "kairo:", 6) == 0 || strncmp(workload, "sbench:", 7) == 0) {
+    if (mode == RT_SINGLE) wl_runtime_flags = TETHER_RUNTIME_SINGLE_THREAD;
+    return icount_suite_case(workload);
   } else {
-    fprintf(stderr, "bench_tether --icount: no workload %s (setnotify, fanout, chain)\n",
+    fprintf(stderr,
+            "bench_tether --icount: no workload %s (setnotify, fanout, chain, kairo:CASE, "
+            "sbench:CASE)\n",
             workload);
     return 2;
   }
