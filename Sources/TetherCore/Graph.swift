@@ -209,11 +209,10 @@ open class Graph {
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.
     public var gate: (_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool = { _, _, body in body(); return true }
-    /// Whether the calling thread is nearly out of stack. The pull phase
-    /// recurses once per level of a chain; it asks this every 256 levels and
-    /// fails the read (TETHER_ERANGE) instead of overflowing.
-    public var stackIsLow: () -> Bool = { false }
+    /// Levels of the pull's recursion on this thread now (`updateNeeded`).
     var pullDepth = 0
+    /// The iterative pull's frames (`pullIteratively`), innermost last.
+    var pullStack = NodeBuffer<PullFrame>()
 
     // MARK: Calling out
 
@@ -357,6 +356,7 @@ open class Graph {
         pathStack.destroy()
         bases.destroy()
         propagateStack.destroy()
+        pullStack.destroy()
     }
 
     /// Where generations continue, so a later graph in the same runtime slot

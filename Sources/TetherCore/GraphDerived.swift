@@ -98,7 +98,7 @@ extension Graph {
         let i = Int(id.index)
         guard i < derived.count, id.generation != 0, derived[i].generation == id.generation,
               derived[i].kind == .computed else { return false }
-        return derived[i].flags.isDisjoint(with: [.fresh, .stale, .computing, .disposed])
+        return derived[i].flags.isDisjoint(with: [.fresh, .stale, .failed, .computing, .disposed])
     }
 
     /// Reads a computed, bringing it up to date first.

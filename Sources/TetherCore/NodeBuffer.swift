@@ -74,6 +74,14 @@ struct NodeBuffer<Element> {
         return (base! + count).move()
     }
 
+    /// Drops the last element (the pull's frames: a pop without an
+    /// Optional to unwrap).
+    mutating func removeLast() {
+        assert(count > 0, "removeLast on an empty buffer")
+        count -= 1
+        (base.unsafelyUnwrapped + count).deinitialize(count: 1)
+    }
+
     /// Empties the buffer, keeping its storage.
     mutating func removeAll() {
         if let base { base.deinitialize(count: count) }

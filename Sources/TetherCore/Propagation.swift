@@ -87,7 +87,18 @@ public enum DerivedKind: UInt8, Sendable {
     static let ranOnce = DerivedFlags(rawValue: 64)
     /// A computed whose last evaluation failed: its error is in
     /// `Graph.derivedErrors` (a side table: 24 bytes per node otherwise).
+    /// Every read checks its sources again, as for a stale one: the error
+    /// is kept until a source changes, by a write or by being evaluated
+    /// (a source refused for nesting too deep, read again from the start).
     static let failed = DerivedFlags(rawValue: 128)
+}
+
+/// A node the pull is checking (`Graph.pullIteratively`), waiting for one
+/// of its sources to be brought up to date first, and the link to that
+/// source.
+struct PullFrame {
+    let node: Int
+    let link: UInt32
 }
 
 /// The evaluation a nested one interrupted: its node (-1: none) and the
@@ -310,64 +321,140 @@ extension Graph {
         // Most reads find the node clean: no call (the recursive body below
         // saves and restores a dozen registers, profiled at 35 instructions).
         let flags = derived[d].flags
-        if flags.isDisjoint(with: [.fresh, .stale]) || flags.contains(.computing) { return }
+        if flags.isDisjoint(with: [.fresh, .stale, .failed]) || flags.contains(.computing) { return }
         updateNeeded(d)
     }
 
-    /// The pull proper. It recurses once per level of a chain
-    /// (`dependenciesChanged` -> `update` -> here), so every 256 levels it
-    /// asks whether the thread is nearly out of stack (`stackIsLow`) and
-    /// fails the read with TETHER_ERANGE instead of overflowing.
+    /// The pull proper: a fresh node is evaluated; a stale one is checked
+    /// (`dependenciesChanged`) and evaluated only if a source changed.
+    ///
+    /// It recurses once per level of a chain (`dependenciesChanged` ->
+    /// here), the cheapest shape for the shallow graphs most reads meet,
+    /// down to `recursivePullDepth` levels; below that it goes on without
+    /// recursion (`pullIteratively`). A 50-deep recursion cost the kairo
+    /// chain ~12% of its time with fewer instructions (the returns of a
+    /// recursion deeper than the processor's return predictor miss), while
+    /// the iterative pull throughout cost the shallow cases 1–8% more
+    /// instructions and 3–5% more time (issue 16, sixth round). Depth is
+    /// then bounded by the heap, not the thread's stack: the pull used to
+    /// fail reads of deep chains with TETHER_ERANGE when the stack ran low.
     @inline(never)
     private func updateNeeded(_ d: Int) {
         let flags = derived[d].flags
         if !flags.contains(.fresh) {
-            guard flags.contains(.stale) else { return }
+            guard !flags.isDisjoint(with: [.stale, .failed]) else { return }
+            let depth = pullDepth
+            if depth >= Graph.recursivePullDepth { return pullIteratively(d) }
             // Checking counts as computing: a source that reads this node
             // back while we check it is a cycle, not a stale cached value.
-            let depth = pullDepth &+ 1
-            if depth & 255 == 0 && stackIsLow() {
-                setError(d, TetherError(.outOfRange,
-                    "computed #\(d): dependency chain too deep for this thread's stack"))
-                derived[d].version = nextVersion
-                nextVersion &+= 1
-                return  // stays stale: a read from a shallower point retries
-            }
-            pullDepth = depth
+            pullDepth = depth &+ 1
             derived[d].flags.insert(.computing)
             let changed = dependenciesChanged(d)
-            pullDepth = depth &- 1
+            pullDepth = depth
             guard changed else {
                 derived[d].flags.remove([.computing, .stale])
                 return
             }
         }
-        // One call site, inlined: the recompute's frame was the pull's
-        // second (its saved registers ~14 instructions a level).
+        // One call site of the two, inlined: the recompute's frame was the
+        // pull's second (its saved registers ~14 instructions a level).
         recompute(d)
     }
+
+    /// Levels of recursion in the pull before it goes on iteratively: well
+    /// within a return predictor's 16–32 entries with the callbacks' frames.
+    static let recursivePullDepth = 12
 
     /// Whether any source of `d` now has another version than when `d` read
     /// it. A computed source is brought up to date first (the recursion of
     /// the pull), so its version is final when compared.
     func dependenciesChanged(_ d: Int) -> Bool {
         var l = derived[d].firstDep
+        while true {
+            let x = scanSources(&l)
+            if x < 0 { return x == Graph.sourceChanged }
+            updateNeeded(x)
+            if derived[x].version != links[Int(l)].version { return true }
+            l = links[Int(l)].nextDep
+        }
+    }
+
+    /// `scanSources`' answers besides a source's index.
+    static let sourceChanged = -2, sourcesUnchanged = -1
+
+    /// Scans the sources from link `l` on, in the order they were read:
+    /// `sourceChanged` at the first whose version is not the one its link
+    /// saw, `sourcesUnchanged` at the end of the list, or the index of a
+    /// stale, fresh or failed computed source (not being computed), to
+    /// bring up to date before comparing it (`l` is then its link).
+    @inline(__always)
+    private func scanSources(_ l: inout UInt32) -> Int {
         while l != noIndex {
             let dep = links[Int(l)].dep
             let current: UInt64
             if NodeRef.isDerived(dep) {
                 let x = NodeRef.index(dep)
-                update(x)
+                let flags = derived[x].flags
+                if !flags.isDisjoint(with: [.fresh, .stale, .failed]) && !flags.contains(.computing) { return x }
                 current = derived[x].version
             } else if NodeRef.isPath(dep) {
                 current = pathNodes[NodeRef.index(dep)].version
             } else {
                 current = states[NodeRef.index(dep)].version
             }
-            if current != links[Int(l)].version { return true }
+            if current != links[Int(l)].version { return Graph.sourceChanged }
             l = links[Int(l)].nextDep
         }
-        return false
+        return Graph.sourcesUnchanged
+    }
+
+    /// `updateNeeded` of the stale computed `d` without recursion: before a
+    /// stale or fresh source is brought up to date, the node being checked
+    /// goes on `pullStack` with its link to that source; when the source is
+    /// done (recomputed, or found unchanged and cleared), the node resumes
+    /// at that link, comparing the source's version there. A compute
+    /// callback that reads another computed pulls again, nested above
+    /// these frames, which it leaves as it found them (pulls never run on
+    /// two threads at once: those that may call out hold the delivery
+    /// lock).
+    @inline(never)
+    private func pullIteratively(_ d: Int) {
+        let base = pullStack.count
+        var node = d
+        derived[d].flags.insert(.computing)
+        var l = derived[d].firstDep
+        var changed = false
+        while true {
+            if !changed {
+                let x = scanSources(&l)
+                if x >= 0 {
+                    pullStack.append(PullFrame(node: node, link: l))
+                    node = x
+                    if derived[x].flags.contains(.fresh) {
+                        changed = true  // never evaluated: nothing to check
+                    } else {
+                        derived[x].flags.insert(.computing)
+                        l = derived[x].firstDep
+                    }
+                    continue
+                }
+                changed = x == Graph.sourceChanged
+            }
+            if changed {
+                recompute(node)
+            } else {
+                derived[node].flags.remove([.computing, .stale])
+            }
+            if pullStack.count == base { return }
+            // The node below resumes at its link to the one just done.
+            let done = node
+            let reader = pullStack.count - 1
+            node = pullStack[reader].node
+            l = pullStack[reader].link
+            pullStack.removeLast()
+            changed = derived[done].version != links[Int(l)].version
+            if !changed { l = links[Int(l)].nextDep }
+        }
     }
 
     /// A read of a computed: pull it up to date, then track the read.
@@ -400,7 +487,10 @@ extension Graph {
     private func recompute(_ d: Int) {
         // Borrowed: the node keeps its body until the call below returns
         // (`running` defers a disposal), so no retain and release of it.
-        guard let bodyRef = borrowedBody(d) else { return }
+        guard let bodyRef = borrowedBody(d) else {
+            derived[d].flags.remove(.computing)  // as the pull marked it
+            return
+        }
         derived[d].flags.remove([.stale, .fresh])
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
@@ -409,7 +499,8 @@ extension Graph {
         var result = Value.null
         var failure: TetherError?
         // A compute callback must not write: its round is past the limit.
-        if !bodyRef._withUnsafeGuaranteedRef({ callCompute($0, &result, &failure) }) {
+        let refused = !bodyRef._withUnsafeGuaranteedRef({ callCompute($0, &result, &failure) })
+        if refused {
             failure = TetherError(.outOfRange,
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
@@ -427,7 +518,12 @@ extension Graph {
                 derived[d].value = .null
                 derived[d].version = nextVersion
                 nextVersion &+= 1
+                keepSelfReadsCurrent(d)
             }
+            // Not evaluated: the next read tries again, and its readers,
+            // failed with it, find its version changed then (a failed node
+            // checks its sources on every read).
+            if refused { derived[d].flags.insert(.fresh) }
         } else if derived[d].flags.contains(.failed) || !unchanged(d, bodyRef, result) {
             setError(d, nil)
             // Moved in, not copied; a scalar it replaces has nothing to
@@ -440,6 +536,19 @@ extension Graph {
             }
             derived[d].version = nextVersion
             nextVersion &+= 1
+        }
+    }
+
+    /// A computed that read itself (a cycle: the read failed) recorded its
+    /// version from before the failure that changed it; that link is given
+    /// the new one, so the check every read of a failed node makes does not
+    /// take the node's own failure for a changed source.
+    private func keepSelfReadsCurrent(_ d: Int) {
+        let me = NodeRef.derived(d)
+        var l = derived[d].firstDep
+        while l != noIndex {
+            if links[Int(l)].dep == me { links[Int(l)].version = derived[d].version }
+            l = links[Int(l)].nextDep
         }
     }
 

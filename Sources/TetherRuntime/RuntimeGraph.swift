@@ -19,7 +19,6 @@ import TetherCore
         self.lock = lock
         self.runtimeID = runtimeID
         super.init(maxRounds: maxRounds, firstGeneration: firstGeneration, ownerID: runtimeID)
-        stackIsLow = { tether_internal_stack_is_low() != 0 }
         asymmetricFences = tether_internal_asymmetric_fences() != 0
     }
 
@@ -122,5 +121,14 @@ package func callbackFailure(_ code: Int32, failuresBefore: UInt32, what: String
     // an older one would describe something else.
     let why = tether_internal_error_count() != failuresBefore
         ? String(cString: tether_last_error()) : String(cString: tether_strerror(code))
-    return TetherError(known, "\(what) returned \(code): \(why)")
+    return TetherError(known, "\(what) returned \(code): \(elidedMiddle(why))")
+}
+
+/// A quoted message, its middle left out when long: each computed of a
+/// chain that fails quotes the failure of the one it read, so a deep chain
+/// nests thousands of quotes, and the thread's message buffer kept only the
+/// outermost ones; the innermost, which says what went wrong, is at the end.
+func elidedMiddle(_ message: String) -> String {
+    guard message.utf8.count > 480 else { return message }
+    return String(message.prefix(160)) + " [...] " + String(message.suffix(300))
 }

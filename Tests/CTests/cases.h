@@ -174,6 +174,8 @@
   X(sync_direct_threads_chain_per_observer) \
   X(sync_direct_races_removals_during_fan_outs) \
   X(sync_direct_races_removals_symmetric_fences) \
+  X(deep_chains_stale_chain_pulled_from_the_far_end) \
+  X(deep_chains_fresh_chain_read_from_the_far_end) \
   X(batches_stale_and_forged_runtime_handles) \
   X(batches_single_threaded_runtime) \
   X(batches_from_several_threads) \
