@@ -625,7 +625,15 @@ int tether_batch_end(tether_runtime_t rt);
  * one (which shifts the rest) re-run the readers of every index of that
  * array and of every path below its elements; a write below an element
  * ("/list/3/name") does not. Reading the whole value (tether_state_get*)
- * depends on the whole value: every changing write re-runs the reader. */
+ * depends on the whole value: every changing write re-runs the reader.
+ *
+ * Chains of any length: bringing a computed up to date after writes does
+ * not nest callbacks per level. Its first evaluation does: a compute that
+ * reads a computed never evaluated evaluates it inside its own callback, so
+ * a long chain read first from its far end nests one callback per level,
+ * and past the thread's stack reserve that read fails with TETHER_ERANGE
+ * ("read it from its start first"); read in order from the start, every
+ * level evaluates, and the far end then reads fine. */
 typedef int (*tether_compute_fn)(tether_value_t *result, void *user_data);
 
 /* Creates a computed (a derived value, SwiftUI's computed property read in
