@@ -76,14 +76,6 @@ extension Graph {
         }
     }
 
-    /// The delivery queues' entry of derived node `id` (an effect's).
-    public static func queueEntry(of id: DerivedID) -> UInt32 { NodeRef.derived(Int(id.index)) }
-
-    /// Whether the SYNC queue holds `entry` and nothing else.
-    public func syncQueueHoldsOnly(_ entry: UInt32) -> Bool {
-        syncQueue.count == 1 && syncQueue[0] == entry
-    }
-
     /// The SYNC queue's one entry when it holds one effect's (or
     /// tracking's) and nothing else: a write to a state one effect reads,
     /// the common case, runs it without the drain's rounds

@@ -51,7 +51,7 @@ extension Runtimes {
             body.creatorWaitsForFirstRun = sync && body.reportsToCreator && !DeliveryContext.isDelivering(engine.id)
             created(handle)
             engine.adopt(handle)
-            engine.deliverFirstRun(of: Graph.queueEntry(of: id))  // a SYNC effect's, before we return
+            engine.deliverAfterChange()  // a SYNC effect's first run, before we return
             return .success(handle)
         }
     }

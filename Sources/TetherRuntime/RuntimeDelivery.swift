@@ -227,7 +227,7 @@ extension Engine {
     /// thread), so only `unlockDelivery` pins it, when a callback freed it.
     /// Waiting for another thread's delivery is pinned throughout: that
     /// thread may free the runtime meanwhile.
-    @usableFromInline
+    @usableFromInline @inline(__always)
     func deliverSyncLocked() {
         guard deliveryLock.tryTake() else {
             pinned { drainSync(afterWaiting: true) }
@@ -263,23 +263,9 @@ extension Engine {
         }
     }
 
-    /// `deliverAfterChange` after making the effect queued as `entry`: when
-    /// the SYNC queue holds it alone (a SYNC effect made outside callbacks
-    /// and batches, with nothing else owed), its first run is made here,
-    /// as the drain's one round would make it, without the drain's rounds
-    /// (133 instructions an effect, 7% of making one: sBench create0to1,
-    /// docs/performance.md). Anything its run queues goes to
-    /// the drain. Entered with `lock` held; releases it.
-    func deliverFirstRun(of entry: UInt32) {
-        guard graph.batchDepth == 0, graph.syncQueueHoldsOnly(entry), !DeliveryContext.isDelivering(id),
-              deliveryLock.tryTake() else { return deliverAfterChange() }
-        wakeLoopIfNeeded()
-        runOnlySyncEffect(entry)
-    }
-
     /// The drain's one round for a SYNC queue that holds one effect's
-    /// entry and nothing else (a new effect's first run; a write, or the
-    /// end of a batch, that woke one effect), made without the drain's
+    /// entry and nothing else (a new SYNC effect's first run; a write, or
+    /// the end of a batch, that woke one effect), made without the drain's
     /// rounds: a new epoch, the run, deferred releases, then what the
     /// drain's next round would find. Entered with `lock` and the delivery
     /// lock held, the runtime alive; releases both. The drain itself cost
