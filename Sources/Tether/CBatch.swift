@@ -8,7 +8,15 @@ import TetherRuntime
 
 @_cdecl("tether_batch_begin")
 public func tether_batch_begin(_ rt: tether_runtime_t) -> Int32 {
-    Runtimes.plainBatchBegin(rt.id, full: batchBeginFull)
+    Runtimes.plainBatch(rt.id, { $0.plainBatchBegin($1) }, held: batchBeginHeld, full: batchBeginFull)
+}
+
+/// A begin the plain path declined (a handle of another runtime in the
+/// slot): let go, then the full path reports.
+@inline(never)
+private func batchBeginHeld(_ slot: Int32, _ id: UInt64) -> Int32 {
+    Runtimes.releaseSlot(slot)
+    return batchBeginFull(id, nil)
 }
 
 @inline(never)
@@ -19,7 +27,7 @@ private func batchBeginFull(_ id: UInt64, _ wake: UnsafeMutablePointer<tether_in
 
 @_cdecl("tether_batch_end")
 public func tether_batch_end(_ rt: tether_runtime_t) -> Int32 {
-    Runtimes.plainBatchEnd(rt.id, held: batchEndHeld, full: batchEndFull)
+    Runtimes.plainBatch(rt.id, { $0.plainBatchEnd($1) }, held: batchEndHeld, full: batchEndFull)
 }
 
 /// The outermost batch's end with work owed, on the access the plain path took.

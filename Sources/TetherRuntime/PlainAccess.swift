@@ -172,63 +172,47 @@ extension Runtimes {
         return held(slot, id, n)
     }
 
-    /// tether_batch_begin's plain path, shaped as `plainSet`: one more open
-    /// batch on the graph the runtime handle's slot publishes, under the
-    /// slot's lock taken with a trylock (or on a single-threaded runtime's
-    /// owner thread), when that runtime owns it (`Graph.plainBatchBegin`);
-    /// else `full`. Every write of the kairo and S.js update cases is its
-    /// own batch: the full lookup and error plumbing were ~70 of the ~100
-    /// instructions a begin cost (issue 16, sixth round).
+    /// tether_batch_begin's and tether_batch_end's plain path, shaped as
+    /// `plainSet`: `plain` (`Graph.plainBatchBegin` / `plainBatchEnd`, given
+    /// the runtime's handle id) on the graph the handle's slot publishes,
+    /// under the slot's lock taken with a trylock (or on a single-threaded
+    /// runtime's owner thread); when it declines, `held` on the access
+    /// taken (the end's delivery, or letting go for the full path to
+    /// report); `full` when nothing was taken. Every write of the kairo and
+    /// S.js update cases is its own batch: the full lookup and error
+    /// plumbing were ~70 of the ~100 instructions a begin cost (issue 16,
+    /// sixth round).
     @inlinable @inline(__always)
-    package static func plainBatchBegin(_ id: UInt64,
-                                        full: (UInt64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
-        let h = HandleCodec.decode(id)
-        guard h.kind == HandleKind.runtime.rawValue else { return full(id, nil) }
-        let slot = Int32(truncatingIfNeeded: h.slot)
-        guard let lock = tether_internal_slot_lock(slot) else {
-            guard tether_internal_slot_owner(slot) == Engine.currentThread,
-                  let graph = tether_internal_slot_single_graph(slot),
-                  Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.plainBatchBegin(id) }) else {
-                return full(id, nil)
-            }
-            return 0
-        }
-        guard tether_internal_trylock(lock) != 0 else { return full(id, nil) }
-        var begun = false
-        if let graph = tether_internal_slot_graph(slot) {
-            begun = Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef { $0.plainBatchBegin(id) }
-        }
-        if tether_internal_release(lock) != 0 {
-            return begun ? tether_internal_lock_wake_ok(lock) : full(id, lock)
-        }
-        return begun ? 0 : full(id, nil)
-    }
-
-    /// tether_batch_end's plain path, as `plainBatchBegin`: an inner batch,
-    /// or the outermost with nothing held back, ends there
-    /// (`Graph.plainBatchEnd`); the outermost with work owed goes on to
-    /// `held` on the access taken (the delivery, `endBatchHeld`); anything
-    /// else to `full`.
-    @inlinable @inline(__always)
-    package static func plainBatchEnd(_ id: UInt64, held: (Int32, UInt64) -> Int32,
-                                      full: (UInt64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+    package static func plainBatch(_ id: UInt64, _ plain: (Graph, UInt64) -> Bool,
+                                   held: (Int32, UInt64) -> Int32,
+                                   full: (UInt64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
         guard h.kind == HandleKind.runtime.rawValue else { return full(id, nil) }
         let slot = Int32(truncatingIfNeeded: h.slot)
         guard let lock = tether_internal_slot_lock(slot) else {
             guard tether_internal_slot_owner(slot) == Engine.currentThread,
                   let graph = tether_internal_slot_single_graph(slot) else { return full(id, nil) }
-            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.plainBatchEnd(id) }) { return 0 }
+            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ plain($0, id) }) { return 0 }
             return held(slot, id)
         }
         guard tether_internal_trylock(lock) != 0 else { return full(id, nil) }
         guard let graph = tether_internal_slot_graph(slot) else {
             return full(id, tether_internal_release(lock) != 0 ? lock : nil)
         }
-        if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.plainBatchEnd(id) }) {
+        if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ plain($0, id) }) {
             return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
         }
         return held(slot, id)
+    }
+
+    /// Lets go of the access a plain path took on `slot`: its lock,
+    /// released (a waiter woken), or nothing on a single-threaded runtime's
+    /// owner thread (its slot publishes no lock).
+    @inlinable @inline(__always)
+    package static func releaseSlot(_ slot: Int32) {
+        if let lock = tether_internal_slot_lock(slot), tether_internal_release(lock) != 0 {
+            tether_internal_lock_wake(lock)
+        }
     }
 
     /// The end of a batch the plain path did not finish, on the access it
