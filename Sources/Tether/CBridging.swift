@@ -11,10 +11,25 @@ func valuePointer(_ p: OpaquePointer) -> UnsafeMutablePointer<Value> {
     UnsafeMutablePointer<Value>(p)
 }
 
+/// A value the caller owns (`tether_value_free`, `freeOwnedValue`): from
+/// malloc, whose 16-byte alignment a `Value` needs no more than, not
+/// `UnsafeMutablePointer.allocate`, which this toolchain's runtime sends to
+/// posix_memalign (~60 instructions more per box; every
+/// tether_computed_get_path and tether_state_get_path returns one).
 func newOwnedValue(_ value: Value) -> OpaquePointer {
-    let p = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    guard let raw = malloc(MemoryLayout<Value>.stride) else {
+        fatalError("tether: out of memory allocating a value")
+    }
+    let p = raw.bindMemory(to: Value.self, capacity: 1)
     p.initialize(to: value)
     return OpaquePointer(p)
+}
+
+/// Frees a value `newOwnedValue` made.
+func freeOwnedValue(_ v: OpaquePointer) {
+    let p = valuePointer(v)
+    p.deinitialize(count: 1)
+    free(UnsafeMutableRawPointer(p))
 }
 
 /// Bytes of a C string argument: `len` bytes, or up to the NUL when len is -1.

@@ -28,6 +28,13 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
 
     public init(stringLiteral value: String) { self.init(value) }
 
+    /// A key whose bytes' mix the caller has already computed over the
+    /// same bytes as `string`'s (`MemberTable.setValue(_:forUTF8:vet:)`).
+    init(_ string: String, bytesHash: Int) {
+        self.string = string
+        self.bytesHash = bytesHash
+    }
+
     /// A key with a chosen hash, so tests can make names collide.
     init(_ string: String, forcingHash hash: Int) {
         self.string = string

@@ -88,6 +88,32 @@ public struct MemberTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         if let p = position(of: key) {
             return swapValue(value, at: p)
         }
+        append(value, forNewKey: key)
+        return nil
+    }
+
+    /// Sets the member named by the bytes `name` (a C caller's): found by
+    /// the bytes, it is replaced in place, with no `String` made (a match
+    /// is valid UTF-8: the stored name is); else the bytes, validated
+    /// (TETHER_EINVAL naming the first ill-formed sequence), become a new
+    /// member's name, hashed once. `vet` checks the value first (after the
+    /// name). Nothing changes when either throws.
+    package mutating func setValue(_ value: Value, forUTF8 name: UnsafeRawBufferPointer,
+                                   vet: (Value) throws(TetherError) -> Void) throws(TetherError) {
+        let bytes = name.bindMemory(to: UInt8.self)
+        let hash = MemberKey.mix(of: bytes)
+        if let p = find(hash: hash, { MemberKey.sameBytes($0.string, bytes) }) {
+            try vet(value)
+            swapValue(value, at: p)
+            return
+        }
+        let key = MemberKey(try String(validatingUTF8: name), bytesHash: hash)
+        try vet(value)
+        append(value, forNewKey: key)
+    }
+
+    /// Appends a member whose name is not in the table (the caller looked).
+    private mutating func append(_ value: Value, forNewKey key: MemberKey) {
         precondition(keys.count < Int(Int32.max), "an object holds at most \(Int32.max - 1) members")
         keys.append(key)
         values.append(value)
@@ -96,7 +122,6 @@ public struct MemberTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         } else if keys.count > MemberTable.linearLimit {
             rebuildSlots()
         }
-        return nil
     }
 
     /// Replaces the value at `position` (which must exist) and returns the

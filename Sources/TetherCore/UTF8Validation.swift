@@ -61,12 +61,20 @@ extension Value {
     /// A string value from raw bytes that must be valid UTF-8 (embedded NUL
     /// allowed); invalid UTF-8 -> .invalidArgument naming the byte offset.
     public static func string(validatingUTF8 bytes: UnsafeRawBufferPointer) throws(TetherError) -> Value {
+        .string(try String(validatingUTF8: bytes))
+    }
+}
+
+extension String {
+    /// The bytes as a `String`, or the error naming the first ill-formed
+    /// sequence.
+    public init(validatingUTF8 bytes: UnsafeRawBufferPointer) throws(TetherError) {
         if let offset = UTF8Validation.firstInvalidOffset(bytes) {
             let b = bytes[offset]
             throw TetherError(.invalidArgument,
                               "string is not valid UTF-8: ill-formed sequence at byte offset \(offset) (byte \(hexByte(b)))")
         }
-        return .string(String(decoding: bytes, as: UTF8.self))
+        self = String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -202,6 +202,10 @@
   X(path_tracking_bindings) \
   X(path_tracking_freed_state) \
   X(path_tracking_bad_input) \
+  X(values_object_set_replaces_in_place) \
+  X(values_object_set_large_objects) \
+  X(values_object_set_copies_do_not_share) \
+  X(values_object_set_errors_leave_it_unchanged) \
   /* end of the list */
 
 #endif

@@ -126,6 +126,35 @@ import Testing
         #expect(b.count == 20 && b["k3"] == .int(-3) && b["k0"] == nil && b["new"] == .null)
     }
 
+    @Test func settingByBytesReplacesInPlaceOrAppendsAndLeavesNothingOnError() throws {
+        var table: MemberTable = ["a": .int(1), "b": .int(2)]
+        func set(_ name: [UInt8], _ v: Value, vet: (Value) throws(TetherError) -> Void = { (_) throws(TetherError) in })
+            throws {
+            try name.withUnsafeBytes { bytes in try table.setValue(v, forUTF8: bytes, vet: vet) }
+        }
+        try set(Array("b".utf8), .int(20))
+        try set(Array("c".utf8), .int(3))
+        #expect(table.keys.map(\.string) == ["a", "b", "c"])
+        #expect(table[MemberKey("b")] == .int(20))
+        // The appended name is found again by a key made from its String.
+        #expect(table.position(of: MemberKey("c")) == 2)
+        // Ill-formed bytes are no name; a refused value changes nothing,
+        // and a bad name is reported before the value is looked at.
+        var vetted = 0
+        let refuse: (Value) throws(TetherError) -> Void = { (_) throws(TetherError) in
+            vetted += 1
+            throw TetherError(.outOfRange, "refused")
+        }
+        #expect(throws: TetherError.self) { try set([0x61, 0xFF], .int(9)) }
+        #expect(throws: TetherError.self) { try set([0xFF], .int(9), vet: refuse) }
+        #expect(vetted == 0)
+        #expect(throws: TetherError.self) { try set(Array("a".utf8), .int(9), vet: refuse) }
+        #expect(throws: TetherError.self) { try set(Array("new".utf8), .int(9), vet: refuse) }
+        #expect(vetted == 2)
+        #expect(table.keys.map(\.string) == ["a", "b", "c"])
+        #expect(table.values == [.int(1), .int(20), .int(3)])
+    }
+
     @Test func matchesTheModelOverLongRandomRuns() {
         // A fixed-seed xorshift, so a failure repeats.
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -142,8 +171,16 @@ import Testing
             for step in 0..<2_000 {
                 let name = "n\(next(universe))"
                 switch next(10) {
-                case 0..<6:
+                case 0..<3:
                     table[MemberKey(name)] = .int(Int64(step))
+                    model.set(name, Int64(step))
+                case 3..<6:
+                    // The C face's path: found or added by the name's bytes.
+                    #expect(throws: Never.self) {
+                        try Array(name.utf8).withUnsafeBytes { bytes in
+                            try table.setValue(.int(Int64(step)), forUTF8: bytes) { (_) throws(TetherError) in }
+                        }
+                    }
                     model.set(name, Int64(step))
                 case 6..<8:
                     table[MemberKey(name)] = nil
