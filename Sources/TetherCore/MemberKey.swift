@@ -51,8 +51,17 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
         lhs.bytesHash == rhs.bytesHash && sameBytes(lhs.string, rhs.string)
     }
 
+    /// Byte-for-byte equality of two strings (not `==`, which is canonical
+    /// equivalence).
     @usableFromInline @inline(never)
     static func sameBytes(_ x: String, _ y: String) -> Bool {
+        // The same representation (one storage object, or the same bytes
+        // held inline in a small string) is the same bytes: a name compared
+        // with a copy of itself, as the equality of two objects built alike
+        // mostly does, needs no walk over the bytes.
+        if unsafeBitCast(x, to: (UInt64, UInt64).self) == unsafeBitCast(y, to: (UInt64, UInt64).self) {
+            return true
+        }
         let a = x.utf8, b = y.utf8
         guard a.count == b.count else { return false }  // O(1) for native strings
         let compared = a.withContiguousStorageIfAvailable { pa in

@@ -91,6 +91,44 @@ import TetherCore
         #expect(doc(.int(1), swapped: false) != doc(.int(2), swapped: false))
     }
 
+    /// Objects are compared position by position while their names line
+    /// up, then by name: every way the two phases can meet.
+    @Test func objectsCompareAcrossTheSwitchFromPlacesToNames() {
+        func obj(_ members: [(String, Int64)]) -> Value {
+            var table = MemberTable()
+            for (k, v) in members { table[MemberKey(k)] = .int(v) }
+            return .object(ValueObject(table))
+        }
+        let base: [(String, Int64)] = (0..<12).map { ("k\($0)", Int64($0)) }
+        #expect(obj(base) == obj(base))
+        // The same storage, and a copy of it.
+        let one = obj(base)
+        #expect(one == one)
+        // Out of place from the start, from the middle, at the very end.
+        for cut in [0, 5, 10] {
+            var moved = base
+            moved.swapAt(cut, cut + 1)
+            #expect(obj(base) == obj(moved), "swapped at \(cut)")
+            var changed = moved
+            changed[11].1 = 99
+            #expect(obj(base) != obj(changed), "swapped at \(cut), last value changed")
+            var renamed = moved
+            renamed[cut].0 = "other"
+            #expect(obj(base) != obj(renamed), "swapped at \(cut), a name changed")
+        }
+        // A value differing while the names still line up.
+        var early = base
+        early[3].1 = -3
+        #expect(obj(base) != obj(early))
+        // A name of one that the other has elsewhere, with counts equal.
+        #expect(obj([("a", 1), ("b", 2)]) != obj([("b", 2), ("c", 1)]))
+        // Names equal byte for byte only: the two forms of "é" differ.
+        #expect(obj([("\u{E9}", 1)]) != obj([("e\u{301}", 1)]))
+        #expect(Value.string("\u{E9}") != Value.string("e\u{301}"))
+        let long = String(repeating: "x", count: 40)
+        #expect(Value.string(long) == Value.string(String(decoding: Array(long.utf8), as: UTF8.self)))
+    }
+
     @Test func valueTypeNamesMatchCases() {
         #expect(Value.null.type == .null)
         #expect(Value.bytes([]).type == .bytes)
