@@ -23,6 +23,7 @@ int main(void) {
   tether_state_t user;
   tether_observer_t o1, o2, o3;
   tether_value_t *city = NULL;
+  int64_t age = 0;
   char json[128];
 
   if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("profile");
@@ -42,10 +43,14 @@ int main(void) {
   CHECK_INT_EQ(name_calls, 1);
   CHECK_INT_EQ(whole_calls, 2);
 
-  /* Reading a part: an owned value, freed by the caller. */
+  /* Reading a part: an owned value, freed by the caller... */
   CHECK_OK(tether_state_get_path(user, "/address/city", &city));
   CHECK_VALUE(city, "\"London\"");
   tether_value_free(city);
+  /* ...or, for a scalar, straight into a C variable (nothing to free). */
+  CHECK_OK(tether_state_get_path_int(user, "/age", &age));
+  CHECK_INT_EQ(age, 37);
+  CHECK_ERR(tether_state_get_path_int(user, "/name", &age), TETHER_ETYPE); /* a string */
 
   /* A malformed pointer is an error with a message, not a crash. */
   CHECK_ERR(tether_state_set_path_json(user, "name", "1", -1), TETHER_EPATH);

@@ -481,6 +481,19 @@ int tether_state_set_json(tether_state_t s, const char *json, ptrdiff_t len);
  * Errors: TETHER_ESTALE and those of tether_value_get_path. */
 int tether_state_get_path(tether_state_t s, const char *pointer, tether_value_t **out);
 
+/* Typed readers of the part of a state at a JSON Pointer: as
+ * tether_state_get_path followed by tether_value_get_bool / _int / _double,
+ * without making, copying or freeing a value (a compute reading "/user/age"
+ * wants an int, not a value to free). The read depends on that part only,
+ * as tether_state_get_path's. Errors: those of tether_state_get_path, then
+ * TETHER_ETYPE when the part has another type (get_path_double also reads
+ * an int); *out is written only on success. */
+int tether_state_get_path_bool(tether_state_t s, const char *pointer, bool *out);
+/* Reads the int at a JSON Pointer inside a state; see above. */
+int tether_state_get_path_int(tether_state_t s, const char *pointer, int64_t *out);
+/* Reads the double (or int) at a JSON Pointer inside a state; see above. */
+int tether_state_get_path_double(tether_state_t s, const char *pointer, double *out);
+
 /* Writes a copy of v at a JSON Pointer inside the state (JSON Patch "add",
  * as tether_value_set_path). Wakes observers of that path, of its ancestors
  * and of its descendants whose part changed, never of its siblings.
@@ -686,6 +699,19 @@ int tether_computed_get(tether_computed_t c, tether_value_t **out);
  * Errors: those of tether_computed_get and of tether_value_get_path
  * (checked in that order, the pointer's syntax first); *out is untouched. */
 int tether_computed_get_path(tether_computed_t c, const char *pointer, tether_value_t **out);
+
+/* Typed readers of the part of a computed's value at a JSON Pointer (kairo
+ * molBench's D[2].x): as tether_computed_get_path followed by
+ * tether_value_get_bool / _int / _double, without making, copying or
+ * freeing a value. The read is of the whole computed, as
+ * tether_computed_get_path's. Errors: those of tether_computed_get_path,
+ * then TETHER_ETYPE when the part has another type (get_path_double also
+ * reads an int); *out is written only on success. */
+int tether_computed_get_path_bool(tether_computed_t c, const char *pointer, bool *out);
+/* Reads the int at a JSON Pointer inside a computed's value; see above. */
+int tether_computed_get_path_int(tether_computed_t c, const char *pointer, int64_t *out);
+/* Reads the double (or int) at a JSON Pointer inside a computed; see above. */
+int tether_computed_get_path_double(tether_computed_t c, const char *pointer, double *out);
 
 /* Typed readers of a computed; as tether_computed_get, plus TETHER_ETYPE
  * when the value has another type (get_double also reads an int). */

@@ -63,6 +63,36 @@ public func tether_computed_get_path(_ c: tether_computed_t, _ path: UnsafePoint
     }
 }
 
+@_cdecl("tether_computed_get_path_bool")
+public func tether_computed_get_path_bool(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
+                                          _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
+    computedGetPath(c, path, out, "tether_computed_get_path_bool") { (v) throws(TetherError) in try Scalar.bool(v) }
+}
+
+@_cdecl("tether_computed_get_path_int")
+public func tether_computed_get_path_int(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
+                                         _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    computedGetPath(c, path, out, "tether_computed_get_path_int") { (v) throws(TetherError) in try Scalar.int(v) }
+}
+
+@_cdecl("tether_computed_get_path_double")
+public func tether_computed_get_path_double(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
+                                            _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    computedGetPath(c, path, out, "tether_computed_get_path_double") { (v) throws(TetherError) in try Scalar.double(v) }
+}
+
+/// A typed read of the part at `path`: the read of tether_computed_get_path
+/// (evaluation, tracking, errors alike), converted in place of a value
+/// made for the caller and freed by it.
+@inline(__always)
+private func computedGetPath<T>(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?,
+                                _ fn: StaticString, _ convert: (Value) throws(TetherError) -> T) -> Int32 {
+    guard let out else { return nullOut(fn) }
+    return computedCall(fn, c) { () throws(TetherError) in
+        out.pointee = try convert(try Runtimes.readComputed(c.id, at: pointerText(path)))
+    }
+}
+
 @_cdecl("tether_computed_get_bool")
 public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
     guard let out else { return nullOut("tether_computed_get_bool") }

@@ -214,6 +214,36 @@ public func tether_state_get_path(_ s: tether_state_t, _ path: UnsafePointer<CCh
     }
 }
 
+@_cdecl("tether_state_get_path_bool")
+public func tether_state_get_path_bool(_ s: tether_state_t, _ path: UnsafePointer<CChar>?,
+                                       _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
+    stateGetPath(s, path, out, "tether_state_get_path_bool") { (v) throws(TetherError) in try Scalar.bool(v) }
+}
+
+@_cdecl("tether_state_get_path_int")
+public func tether_state_get_path_int(_ s: tether_state_t, _ path: UnsafePointer<CChar>?,
+                                      _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    stateGetPath(s, path, out, "tether_state_get_path_int") { (v) throws(TetherError) in try Scalar.int(v) }
+}
+
+@_cdecl("tether_state_get_path_double")
+public func tether_state_get_path_double(_ s: tether_state_t, _ path: UnsafePointer<CChar>?,
+                                         _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    stateGetPath(s, path, out, "tether_state_get_path_double") { (v) throws(TetherError) in try Scalar.double(v) }
+}
+
+/// A typed read of the part at `path`: the read of tether_state_get_path
+/// (tracking, transactions, remote states alike), converted in place of a
+/// value made for the caller and freed by it.
+@inline(__always)
+private func stateGetPath<T>(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?,
+                             _ fn: StaticString, _ convert: (Value) throws(TetherError) -> T) -> Int32 {
+    guard let out else { return nullOut(fn) }
+    return stateCall(fn, s) { () throws(TetherError) in
+        out.pointee = try convert(try Runtimes.readState(s.id, at: pointerText(path)))
+    }
+}
+
 // MARK: Writing
 
 @_cdecl("tether_state_set")

@@ -206,6 +206,9 @@
   X(values_object_set_large_objects) \
   X(values_object_set_copies_do_not_share) \
   X(values_object_set_errors_leave_it_unchanged) \
+  X(typed_paths_state_reads) \
+  X(typed_paths_state_tracking_and_transactions) \
+  X(typed_paths_computed_reads) \
   /* end of the list */
 
 #endif

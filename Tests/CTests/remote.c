@@ -192,13 +192,9 @@ TEST_CASE(remote_threads) {
 static int64_t doubled_compute_calls;
 static int compute_doubled(tether_value_t *result, void *user_data) {
   tether_state_t *s = user_data;
-  tether_value_t *part = NULL;
   int64_t v = 0;
   doubled_compute_calls++;
-  int rc = tether_state_get_path(*s, "/v", &part);
-  if (rc != TETHER_OK) return rc;
-  rc = tether_value_get_int(part, &v);
-  tether_value_free(part);
+  int rc = tether_state_get_path_int(*s, "/v", &v);
   if (rc != TETHER_OK) return rc;
   return tether_value_set_int(result, v * 2);
 }
@@ -222,6 +218,17 @@ TEST_CASE(remote_bindings_and_computeds) {
   CHECK_OK(tether_computed_get_int(doubled, &v));
   CHECK_INT_EQ(v, 10);
   CHECK_STATE(s, "{\"v\":5,\"w\":0}");
+  /* Typed path reads of a remote state, as of a local one. */
+  {
+    tether_value_t *part = NULL;
+    double d = 0;
+    CHECK_OK(tether_state_get_path(s, "/w", &part));
+    CHECK_VALUE(part, "0");
+    tether_value_free(part);
+    CHECK_OK(tether_state_get_path_double(s, "/v", &d));
+    CHECK(d == 5.0);
+    CHECK_ERR(tether_state_get_path_int(s, "/missing", &v), TETHER_ENOTFOUND);
+  }
   close_client(&c);
   return check_report("remote_bindings_and_computeds");
 }

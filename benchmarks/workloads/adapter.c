@@ -183,11 +183,3 @@ int wl_effect(wl_scope_t *s, tether_effect_fn fn, void *user_data, tether_effect
   s->effects[s->n_effects++] = *out;
   return 0;
 }
-
-int wl_computed_get_path_int(tether_computed_t c, const char *pointer, int64_t *out) {
-  tether_value_t *part = NULL;
-  int rc = tether_computed_get_path(c, pointer, &part);
-  if (rc == TETHER_OK) rc = tether_value_get_int(part, out);
-  tether_value_free(part);
-  return rc;
-}

@@ -5,11 +5,11 @@
  *  mux      (js-reactivity-benchmark benches/kairo/mux.ts): 100 signals ->
  *           one computed building a new map {index: value} (a Tether
  *           object with members "0".."99") -> 100 computeds map[index]
- *           (tether_computed_get_path "/index") -> 100
+ *           (tether_computed_get_path_int "/index") -> 100
  *           computeds +1 -> 100 effects.
  *  molBench (benches/kairo/molBench.ts, the $mol_wire benchmark): D is a
  *           new array of 5 objects {x: ...} (a Tether array of objects),
- *           read by E, F and G through tether_computed_get_path ("/0/x").
+ *           read by E, F and G through tether_computed_get_path_int ("/0/x").
  *
  * The map / array is built straight into the computed's result slot: it is
  * assigned an empty object (array) kept from the build, then filled with
@@ -40,7 +40,7 @@ static int mux_compute(tether_value_t *result, void *user_data) {
 static int mux_index_compute(tether_value_t *result, void *user_data) {
   kairo_index_t *n = user_data;
   int64_t v;
-  WL_TRY(wl_computed_get_path_int(n->k->mux, n->k->pointers[n->index], &v));
+  WL_TRY(tether_computed_get_path_int(n->k->mux, n->k->pointers[n->index], &v));
   return tether_value_set_int(result, v);
 }
 
@@ -125,7 +125,7 @@ static int mol_e(tether_value_t *result, void *user_data) {
   int64_t c, a, x;
   WL_TRY(wl_read_int(k->mc, &c));
   WL_TRY(tether_state_get_int(k->a, &a));
-  WL_TRY(wl_computed_get_path_int(k->md.computed, "/0/x", &x));
+  WL_TRY(tether_computed_get_path_int(k->md.computed, "/0/x", &x));
   return tether_value_set_int(result, mol_hard(c + a + x));
 }
 
@@ -133,7 +133,7 @@ static int mol_e(tether_value_t *result, void *user_data) {
 static int mol_f(tether_value_t *result, void *user_data) {
   wl_kairo_t *k = user_data;
   int64_t x;
-  WL_TRY(wl_computed_get_path_int(k->md.computed, "/2/x", &x));
+  WL_TRY(tether_computed_get_path_int(k->md.computed, "/2/x", &x));
   if (x == 0) WL_TRY(tether_state_get_int(k->b, &x));
   return tether_value_set_int(result, mol_hard(x));
 }
@@ -148,7 +148,7 @@ static int mol_g(tether_value_t *result, void *user_data) {
     WL_TRY(wl_read_int(k->me, &c_or));
     c_or %= 2;
   }
-  WL_TRY(wl_computed_get_path_int(k->md.computed, "/4/x", &x));
+  WL_TRY(tether_computed_get_path_int(k->md.computed, "/4/x", &x));
   WL_TRY(wl_read_int(k->mf, &f));
   return tether_value_set_int(result, c + c_or + x + f);
 }

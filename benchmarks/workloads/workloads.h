@@ -205,10 +205,6 @@ static inline int wl_read_double(wl_src_t src, double *out) {
                       : tether_computed_get_double(src.computed, out);
 }
 
-/* The int at JSON Pointer `pointer` inside a computed's value (mux reads
- * map[index], molBench reads D[0].x), through tether_computed_get_path.
- * Recorded as a dependency on the whole computed from a compute or effect. */
-int wl_computed_get_path_int(tether_computed_t c, const char *pointer, int64_t *out);
 
 /* ======================================================================== */
 /* PRNG of the dynamic graphs (prng.c)                                       */
