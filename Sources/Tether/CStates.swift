@@ -285,7 +285,26 @@ private func setInt(_ id: UInt64, _ v: Int64, _ wake: UnsafeMutablePointer<tethe
 
 @_cdecl("tether_state_set_double")
 public func tether_state_set_double(_ s: tether_state_t, _ v: Double) -> Int32 {
-    setValue(s, "tether_state_set_double") { .double(v) }
+    Runtimes.plainSet(s.id, v, held: setDoubleHeld, full: setDouble)
+}
+
+/// `tether_state_set_double` on the access its plain path took (as
+/// `setIntHeld`).
+@inline(never)
+private func setDoubleHeld(_ slot: Int32, _ id: UInt64, _ v: Double) -> Int32 {
+    if case let .failed(error) = Runtimes.finishHeld(slot, id, v) {
+        return fail("tether_state_set_double", .state, id, error)
+    }
+    return 0
+}
+
+/// The full path of `tether_state_set_double` (as `setInt`).
+@inline(never)
+private func setDouble(_ id: UInt64, _ v: Double, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    return stateCall("tether_state_set_double", tether_state_t(id: id)) { () throws(TetherError) in
+        try Runtimes.writeState(id, .set(.double(v)))
+    }
 }
 
 @_cdecl("tether_state_set_string")

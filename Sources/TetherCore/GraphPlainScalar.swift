@@ -78,6 +78,29 @@ extension Graph {
         return true
     }
 
+    /// `writePlainInt` for a double over the double of a live double state:
+    /// nothing is written for an equal double (a NaN over a NaN, -0.0 over
+    /// 0.0: `ScalarValue.sameValue`, as `writeScalar` compares). False, with
+    /// nothing done, for anything else: the caller goes on with
+    /// `writeHeldScalar`.
+    @inlinable @inline(__always)
+    public final func writePlainDouble(_ index: UInt32, _ generation: UInt32, _ x: Double) -> Bool {
+        guard let i = plainIndex(index, generation), case let .double(old) = states[i].value,
+              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
+              undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
+        if !ScalarValue.double(x).sameValue(as: .double(old)) {
+            let revision = revisionCount &+ 1, version = nextVersion
+            revisionCount = revision
+            states[i].revision = revision
+            states[i].version = version
+            nextVersion = version &+ 1
+            // A double's payload is its bits where an int's are (the
+            // case, and so the tag, stays: StateNodeLayoutTests).
+            storeIntPayload(i, Int64(bitPattern: x.bitPattern))
+        }
+        return true
+    }
+
     /// A new int in state `i`, which no computed reads: the write's
     /// revision, the node's version, the payload (the plain write's and
     /// `writeDirectInt`'s whole write).
@@ -125,8 +148,14 @@ extension Graph {
     /// `Engine.finishWrite`); false, with nothing done, for what only the
     /// full write handles (a descriptor, another type, a stale handle).
     public final func writeHeldInt(_ id: StateID, _ n: Int64, directCalls: Bool) -> Bool {
+        writeHeldScalar(id, .int(n), directCalls: directCalls)
+    }
+
+    /// `writeHeldInt` for any scalar (`tether_state_set_double`'s).
+    @inline(__always)
+    public final func writeHeldScalar(_ id: StateID, _ v: ScalarValue, directCalls: Bool) -> Bool {
         guard let i = plainIndex(id.index, id.generation) else { return false }
-        return writeScalar(i, .int(n), round: 0, directCalls: directCalls) != nil
+        return writeScalar(i, v, round: 0, directCalls: directCalls) != nil
     }
 }
 

@@ -149,13 +149,30 @@ extension Runtimes {
     package static func plainSet(_ id: UInt64, _ n: Int64,
                                  held: (Int32, UInt64, Int64) -> Int32,
                                  full: (UInt64, Int64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        plainSet(id, n, { $0.writePlainInt($1, $2, $3) }, held: held, full: full)
+    }
+
+    /// `plainSet` of a double (`Graph.writePlainDouble`).
+    @inlinable @inline(__always)
+    package static func plainSet(_ id: UInt64, _ x: Double,
+                                 held: (Int32, UInt64, Double) -> Int32,
+                                 full: (UInt64, Double, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        plainSet(id, x, { $0.writePlainDouble($1, $2, $3) }, held: held, full: full)
+    }
+
+    /// `plainSet`'s shape for a scalar `T`, stored by `write` (the graph,
+    /// the handle's index and generation, the value).
+    @inlinable @inline(__always)
+    package static func plainSet<T>(_ id: UInt64, _ n: T, _ write: (Graph, UInt32, UInt32, T) -> Bool,
+                                    held: (Int32, UInt64, T) -> Int32,
+                                    full: (UInt64, T, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
         let h = HandleCodec.decode(id)
         guard h.kind == HandleKind.state.rawValue, tether_internal_thread_busy() == 0 else { return full(id, n, nil) }
         let slot = Int32(truncatingIfNeeded: h.slot)
         guard let lock = tether_internal_slot_lock(slot) else {
             guard tether_internal_slot_owner(slot) == Engine.currentThread,
                   let graph = tether_internal_slot_single_graph(slot) else { return full(id, n, nil) }
-            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.writePlainInt(h.index, h.generation, n) }) {
+            if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ write($0, h.index, h.generation, n) }) {
                 return 0
             }
             return held(slot, id, n)
@@ -166,7 +183,7 @@ extension Runtimes {
         guard let graph = tether_internal_slot_graph(slot) else {
             return full(id, n, tether_internal_release(lock) != 0 ? lock : nil)
         }
-        if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ $0.writePlainInt(h.index, h.generation, n) }) {
+        if Unmanaged<Graph>.fromOpaque(graph)._withUnsafeGuaranteedRef({ write($0, h.index, h.generation, n) }) {
             return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
         }
         return held(slot, id, n)
@@ -277,8 +294,33 @@ extension Runtimes {
     /// (inlined, its registers cost ~30 instructions a write: profiled).
     @usableFromInline @inline(never)
     static func writeHeldDeclined(_ engine: Engine, _ id: UInt64, _ n: Int64) -> PlainWrite {
-        if case let .failed(error) = engine.write(stateID(id), .set(.int(n))) { return .failed(error) }
+        writeHeldDeclined(engine, id, .int(n))
+    }
+
+    @usableFromInline @inline(never)
+    static func writeHeldDeclined(_ engine: Engine, _ id: UInt64, _ v: Value) -> PlainWrite {
+        if case let .failed(error) = engine.write(stateID(id), .set(v)) { return .failed(error) }
         return .written
+    }
+
+    /// `finishHeld` of a double, on the access the writer holds (released
+    /// here): `Graph.writeHeldScalar` and what any write does after it
+    /// (its SYNC calls, made by this writer when `writeScalar` recorded
+    /// them as a direct call), or the full write when that declined. The
+    /// int's one-function SYNC write (`writeDirectInt`) has no double twin:
+    /// a double write with observers goes the way of `writeScalar`.
+    package static func finishHeld(_ slot: Int32, _ id: UInt64, _ x: Double) -> PlainWrite {
+        // A published graph means a live runtime in the slot (set and cleared together).
+        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
+        let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
+        return engine._withUnsafeGuaranteedRef { engine -> PlainWrite in
+            let direct = !engine.graph.hasDirectCall  // as `finishHeld` of an int
+            guard engine.graph.writeHeldScalar(stateID(id), .double(x), directCalls: direct) else {
+                return writeHeldDeclined(engine, id, .double(x))
+            }
+            engine.finishWrite(delivering: false, direct: direct)
+            return .written
+        }
     }
 }
 

@@ -183,6 +183,8 @@
   X(plain_path_other_types) \
   X(plain_path_reads_in_compute_callbacks) \
   X(plain_path_writes_to_watched_states) \
+  X(plain_path_double_writes) \
+  X(plain_path_double_writers_race) \
   X(plain_path_transactions_and_threads) \
   X(plain_path_readers_race_a_writer) \
   X(plain_path_value_reads_of_every_type) \

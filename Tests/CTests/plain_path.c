@@ -1,7 +1,7 @@
 /*
  * plain_path.c — the typed getters' and setters' plain path.
  *
- * tether_state_get_int/_double/_bool and tether_state_set_int take a short
+ * tether_state_get_int/_double/_bool and tether_state_set_int/_double take a short
  * path when the case is plain (docs/performance.md, "The plain path"): a
  * live scalar of the asked type, a thread outside transactions and scopes
  * (and, for a write, outside callbacks), the runtime's lock free. Anything
@@ -15,8 +15,11 @@
  * the same way, and tether_value_get_int/_double/_bool read the value's own
  * type in place: a case each holds them to the full answers.
  */
+#include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cases.h"
 #include "check.h"
@@ -218,6 +221,177 @@ TEST_CASE(plain_path_writes_to_watched_states) {
   CHECK_INT_EQ(before, after);  /* an equal write is no change */
   CHECK_OK(tether_runtime_free(rt));
   return check_report("plain_path_writes_to_watched_states");
+}
+
+/* tether_state_set_double's plain path: equal doubles (a NaN over a NaN,
+ * -0.0 over 0.0) are no change, as the full write compares them; a double
+ * over another type, a type-locked state, observers, readers, a
+ * transaction and a stale handle go the full way, with its answers. */
+typedef struct {
+  tether_state_t s;
+  double old_value, new_value, seen;
+  int calls;
+} dwatch_t;
+
+static void on_double_change(const tether_change_t *c, void *user_data) {
+  dwatch_t *w = user_data;
+  w->calls++;
+  CHECK_OK(tether_value_get_double(c->old_value, &w->old_value));
+  CHECK_OK(tether_value_get_double(c->new_value, &w->new_value));
+  CHECK_OK(tether_state_get_double(w->s, &w->seen));
+}
+
+static int double_plus_one(tether_value_t *result, void *user_data) {
+  dwatch_t *w = user_data;
+  double x;
+  int rc;
+  w->calls++;
+  if ((rc = tether_state_get_double(w->s, &x)) != TETHER_OK) return rc;
+  return tether_value_set_double(result, x + 1.0);
+}
+
+TEST_CASE(plain_path_double_writes) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t s, locked_int, freed;
+  tether_observer_t ob;
+  tether_computed_t c;
+  tether_transaction_t txn;
+  dwatch_t w = {{0}, 0, 0, 0, 0}, cw = {{0}, 0, 0, 0, 0};
+  uint64_t before = 0, after = 0;
+  double d = 0;
+  int64_t i = 0;
+  CHECK_OK(tether_state_new_double(rt, 0.0, 0, &s));
+  /* No observer: a store, and an equal one is no change. */
+  CHECK_OK(tether_state_revision(s, &before));
+  CHECK_OK(tether_state_set_double(s, -0.0)); /* equal to 0.0 */
+  CHECK_OK(tether_state_revision(s, &after));
+  CHECK_INT_EQ(after, before);
+  CHECK_OK(tether_state_get_double(s, &d));
+  CHECK(d == 0.0 && !signbit(d)); /* the old zero kept */
+  CHECK_OK(tether_state_set_double(s, 2.5));
+  CHECK_OK(tether_state_revision(s, &after));
+  CHECK(after > before);
+  CHECK_OK(tether_state_set_double(s, NAN));
+  CHECK_OK(tether_state_revision(s, &before));
+  CHECK_OK(tether_state_set_double(s, -NAN)); /* a NaN over a NaN */
+  CHECK_OK(tether_state_revision(s, &after));
+  CHECK_INT_EQ(after, before);
+  CHECK_OK(tether_state_set_double(s, 1.0));
+  CHECK_OK(tether_state_get_double(s, &d));
+  CHECK(d == 1.0);
+
+  /* A SYNC observer sees the old and new doubles; equal writes wake nothing. */
+  w.s = s;
+  CHECK_OK(tether_observe(s, NULL, TETHER_OBSERVE_SYNC, on_double_change, &w, NULL, &ob));
+  CHECK_OK(tether_state_set_double(s, 1.5));
+  CHECK_INT_EQ(w.calls, 1);
+  CHECK(w.old_value == 1.0 && w.new_value == 1.5 && w.seen == 1.5);
+  CHECK_OK(tether_state_set_double(s, 1.5));
+  CHECK_INT_EQ(w.calls, 1);
+  CHECK_OK(tether_observer_remove(ob));
+
+  /* A computed reader re-runs on a change, not on an equal write. */
+  cw.s = s;
+  CHECK_OK(tether_computed_new(rt, double_plus_one, &cw, NULL, &c));
+  CHECK_OK(tether_computed_get_double(c, &d));
+  CHECK(d == 2.5);
+  CHECK_OK(tether_state_set_double(s, 1.5));
+  CHECK_OK(tether_computed_get_double(c, &d));
+  CHECK_INT_EQ(cw.calls, 1);
+  CHECK_OK(tether_state_set_double(s, 3.0));
+  CHECK_OK(tether_computed_get_double(c, &d));
+  CHECK(d == 4.0);
+  CHECK_INT_EQ(cw.calls, 2);
+
+  /* Inside a transaction the write is staged, seen by this thread only. */
+  CHECK_OK(tether_transaction_begin(rt, NULL, &txn));
+  CHECK_OK(tether_state_set_double(s, 7.0));
+  CHECK_OK(tether_state_get_double(s, &d));
+  CHECK(d == 7.0);
+  CHECK_OK(tether_transaction_abort(txn));
+  CHECK_OK(tether_state_get_double(s, &d));
+  CHECK(d == 3.0);
+
+  /* Over an int: the state becomes a double, unless its type is locked. */
+  CHECK_OK(tether_state_set_int(s, 4));
+  CHECK_OK(tether_state_set_double(s, 4.5));
+  CHECK_ERR(tether_state_get_int(s, &i), TETHER_ETYPE);
+  CHECK_OK(tether_state_new_int(rt, 1, TETHER_STATE_LOCK_TYPE, &locked_int));
+  CHECK_ERR(tether_state_set_double(locked_int, 2.5), TETHER_ETYPE);
+  CHECK_OK(tether_state_get_int(locked_int, &i));
+  CHECK_INT_EQ(i, 1);
+
+  /* A stale handle fails as the full path says. */
+  CHECK_OK(tether_state_new_double(rt, 1.0, 0, &freed));
+  CHECK_OK(tether_state_free(freed));
+  CHECK_ERR(tether_state_set_double(freed, 2.0), TETHER_ESTALE);
+  CHECK_MENTIONS("tether_state_set_double");
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_double_writes");
+}
+
+/* Four threads writing doubles, each to its own watched state and all to
+ * a shared unwatched one (the plain store, contended): every change reaches
+ * its SYNC observer once, in order, never two observer calls at once. */
+#define DOUBLE_WRITERS 4
+#define DOUBLE_WRITES 3000
+
+static atomic_int double_in_callback;
+
+typedef struct {
+  tether_state_t own, shared;
+  long calls, out_of_order, overlapping, errors;
+  double last;
+} dwriter_t;
+
+static void on_own_double(const tether_change_t *c, void *user_data) {
+  dwriter_t *w = user_data;
+  double v = -1;
+  if (atomic_fetch_add(&double_in_callback, 1) != 0) w->overlapping++;
+  if (tether_value_get_double(c->new_value, &v) != TETHER_OK || v <= w->last) w->out_of_order++;
+  w->last = v;
+  w->calls++;
+  atomic_fetch_sub(&double_in_callback, 1);
+}
+
+static void *double_writer(void *arg) {
+  dwriter_t *w = arg;
+  for (int i = 1; i <= DOUBLE_WRITES; i++) {
+    if (tether_state_set_double(w->own, i + 0.25) != TETHER_OK) w->errors++;
+    if (tether_state_set_double(w->shared, i + 0.5) != TETHER_OK) w->errors++;
+  }
+  return NULL;
+}
+
+TEST_CASE(plain_path_double_writers_race) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t shared;
+  tether_observer_t ob[DOUBLE_WRITERS];
+  dwriter_t w[DOUBLE_WRITERS];
+  pthread_t t[DOUBLE_WRITERS];
+  double d = 0;
+  int k;
+  CHECK_OK(tether_state_new_double(rt, 0.0, 0, &shared));
+  for (k = 0; k < DOUBLE_WRITERS; k++) {
+    memset(&w[k], 0, sizeof w[k]);
+    w[k].shared = shared;
+    CHECK_OK(tether_state_new_double(rt, 0.0, 0, &w[k].own));
+    CHECK_OK(tether_observe(w[k].own, NULL, TETHER_OBSERVE_SYNC, on_own_double, &w[k], NULL, &ob[k]));
+  }
+  for (k = 0; k < DOUBLE_WRITERS; k++) CHECK(pthread_create(&t[k], NULL, double_writer, &w[k]) == 0);
+  for (k = 0; k < DOUBLE_WRITERS; k++) CHECK(pthread_join(t[k], NULL) == 0);
+  for (k = 0; k < DOUBLE_WRITERS; k++) {
+    CHECK_INT_EQ(w[k].errors, 0);
+    CHECK_INT_EQ(w[k].calls, DOUBLE_WRITES);
+    CHECK_INT_EQ(w[k].out_of_order, 0);
+    CHECK_INT_EQ(w[k].overlapping, 0);
+    CHECK_OK(tether_state_get_double(w[k].own, &d));
+    CHECK(d == DOUBLE_WRITES + 0.25);
+  }
+  CHECK_OK(tether_state_get_double(shared, &d));
+  CHECK(d == DOUBLE_WRITES + 0.5); /* every writer's last write */
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_double_writers_race");
 }
 
 typedef struct {

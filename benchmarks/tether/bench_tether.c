@@ -835,16 +835,32 @@ static void bench_memory(void) {
   }
 }
 
-/* One case of the kairo or S.js suite under callgrind (--icount
- * kairo:NAME N, sbench:NAME N; benchmarks/icount/suites.py): kairo builds
- * its graph and runs N iter()s, S.js runs its case once with COUNT = N
- * (setup, the case, disposal), so (I(2N) - I(N)) / N is an iter() or a
- * COUNT unit. Its result line says whether its checks held. */
+/* One case of the kairo, S.js or dynamic suite under callgrind (--icount
+ * kairo:NAME N, sbench:NAME N, dynamic:INDEX N; benchmarks/icount/
+ * suites.py): kairo builds its graph and runs N iter()s, S.js runs its case
+ * once with COUNT = N (setup, the case, disposal), a dynamic graph makes N
+ * writes with their reads, so (I(2N) - I(N)) / N is an iter(), a COUNT unit
+ * or a write. Its result line says whether its checks held. */
 static int icount_suite_case(const char *workload) {
   const char *name = strchr(workload, ':') + 1;
   int c, failed = 0;
   long i;
-  if (workload[0] == 'k') {
+  if (workload[0] == 'd') {
+    /* dynamic:I, the I-th graph of the dynamic suite (0 = 2-10x5 lazy80%):
+     * built, then N writes each followed by the lazy reads, one run. */
+    wl_dyn_t *g = NULL;
+    double sum = 0;
+    char *end;
+    long index = strtol(name, &end, 10);
+    if (*name == '\0' || *end != '\0' || index < 0 || index >= WL_DYN_CONFIGS) {
+      fprintf(stderr, "bench_tether --icount: no dynamic graph %s (0 to %d)\n", name,
+              WL_DYN_CONFIGS - 1);
+      return 2;
+    }
+    failed = wl_dyn_build(&wl_dyn_configs[index], NULL, &g);
+    if (!failed) failed |= wl_dyn_run(g, icount_n, &sum);
+    if (g) failed |= wl_dyn_free(g);
+  } else if (workload[0] == 'k') {
     wl_kairo_t *k = NULL;
     for (c = 0; c < WL_KAIRO_CASES && strcmp(wl_kairo_name(c), name) != 0; c++) {}
     if (c == WL_KAIRO_CASES) {
@@ -894,13 +910,14 @@ static int icount_main(const char *workload, const char *variant) {
     ms = measure_deep();
     bench_emit(SYS, "micro", mode == RT_SINGLE ? "50-deep chain [single]" : "50-deep chain",
                ms >= 0, ms, "ms", "kairo deepPropagation", NULL, "%s", rt_mode_notes[mode]);
-  } else if (strncmp(workload, "kairo:", 6) == 0 || strncmp(workload, "sbench:", 7) == 0) {
+  } else if (strncmp(workload, "kairo:", 6) == 0 || strncmp(workload, "sbench:", 7) == 0 ||
+             strncmp(workload, "dynamic:", 8) == 0) {
     if (mode == RT_SINGLE) wl_runtime_flags = TETHER_RUNTIME_SINGLE_THREAD;
     return icount_suite_case(workload);
   } else {
     fprintf(stderr,
             "bench_tether --icount: no workload %s (setnotify, fanout, chain, kairo:CASE, "
-            "sbench:CASE)\n",
+            "sbench:CASE, dynamic:INDEX)\n",
             workload);
     return 2;
   }
