@@ -95,10 +95,9 @@ private func computedGetPath<T>(_ c: tether_computed_t, _ path: UnsafePointer<CC
 
 @_cdecl("tether_computed_get_bool")
 public func tether_computed_get_bool(_ c: tether_computed_t, _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
-    guard let out else { return nullOut("tether_computed_get_bool") }
-    return computedCall("tether_computed_get_bool", c) { () throws(TetherError) in
-        out.pointee = try Scalar.bool(Runtimes.readComputedScalar(c.id))
-    }
+    guard let out else { return computedGetFull(c.id, out, nil) }
+    return Runtimes.plainComputedGet(c.id, out, { graph, h, runtime in graph.plainComputedBool(h.index, h.generation, callbackOf: runtime) },
+                                     held: computedGetHeld, full: computedGetFull)
 }
 
 @_cdecl("tether_computed_get_int")
@@ -125,6 +124,11 @@ private protocol ComputedScalar {
 extension Int64: ComputedScalar {
     static var getter: StaticString { "tether_computed_get_int" }
     static func from(_ v: ScalarValue) throws(TetherError) -> Int64 { try Scalar.int(v) }
+}
+
+extension Bool: ComputedScalar {
+    static var getter: StaticString { "tether_computed_get_bool" }
+    static func from(_ v: ScalarValue) throws(TetherError) -> Bool { try Scalar.bool(v) }
 }
 
 extension Double: ComputedScalar {

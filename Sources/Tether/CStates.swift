@@ -254,7 +254,25 @@ public func tether_state_set(_ s: tether_state_t, _ v: OpaquePointer?) -> Int32 
 
 @_cdecl("tether_state_set_bool")
 public func tether_state_set_bool(_ s: tether_state_t, _ v: Bool) -> Int32 {
-    setValue(s, "tether_state_set_bool") { .bool(v) }
+    Runtimes.plainSet(s.id, v, held: setBoolHeld, full: setBool)
+}
+
+/// `tether_state_set_bool` on the access its plain path took (as `setIntHeld`).
+@inline(never)
+private func setBoolHeld(_ slot: Int32, _ id: UInt64, _ v: Bool) -> Int32 {
+    if case let .failed(error) = Runtimes.finishHeld(slot, id, scalar: .bool(v)) {
+        return fail("tether_state_set_bool", .state, id, error)
+    }
+    return 0
+}
+
+/// The full path of `tether_state_set_bool` (as `setInt`).
+@inline(never)
+private func setBool(_ id: UInt64, _ v: Bool, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    if let wake { tether_internal_lock_wake(wake) }
+    return stateCall("tether_state_set_bool", tether_state_t(id: id)) { () throws(TetherError) in
+        try Runtimes.writeState(id, .set(.bool(v)))
+    }
 }
 
 @_cdecl("tether_state_set_int")
@@ -292,7 +310,7 @@ public func tether_state_set_double(_ s: tether_state_t, _ v: Double) -> Int32 {
 /// `setIntHeld`).
 @inline(never)
 private func setDoubleHeld(_ slot: Int32, _ id: UInt64, _ v: Double) -> Int32 {
-    if case let .failed(error) = Runtimes.finishHeld(slot, id, v) {
+    if case let .failed(error) = Runtimes.finishHeld(slot, id, scalar: .double(v)) {
         return fail("tether_state_set_double", .state, id, error)
     }
     return 0

@@ -101,6 +101,23 @@ extension Graph {
         return true
     }
 
+    /// `writePlainInt` for a bool over the bool of a live bool state.
+    @inlinable @inline(__always)
+    public final func writePlainBool(_ index: UInt32, _ generation: UInt32, _ b: Bool) -> Bool {
+        guard let i = plainIndex(index, generation), case let .bool(old) = states[i].value,
+              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
+              undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
+        if b != old {
+            let revision = revisionCount &+ 1, version = nextVersion
+            revisionCount = revision
+            states[i].revision = revision
+            states[i].version = version
+            nextVersion = version &+ 1
+            withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .bool(b)) }  // nothing to release
+        }
+        return true
+    }
+
     /// A new int in state `i`, which no computed reads: the write's
     /// revision, the node's version, the payload (the plain write's and
     /// `writeDirectInt`'s whole write).
@@ -186,6 +203,11 @@ extension Graph {
     @inlinable @inline(__always)
     public final func plainComputedInt(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Int64? {
         plainComputed(index, generation, callbackOf: runtime) { if case let .int(n) = $0 { n } else { nil } }
+    }
+
+    @inlinable @inline(__always)
+    public final func plainComputedBool(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Bool? {
+        plainComputed(index, generation, callbackOf: runtime) { if case let .bool(b) = $0 { b } else { nil } }
     }
 
     /// A double, or an int read as one (as the typed getter converts it).

@@ -116,7 +116,7 @@ extension Optional where Wrapped == Value {
 extension Value {
     /// The value of a scalar (not `.other`).
     @inlinable @inline(__always)
-    init(trivial scalar: ScalarValue) {
+    package init(trivial scalar: ScalarValue) {
         switch scalar {
         case .null: self = .null
         case let .bool(b): self = .bool(b)

@@ -160,6 +160,14 @@ extension Runtimes {
         plainSet(id, x, { $0.writePlainDouble($1, $2, $3) }, held: held, full: full)
     }
 
+    /// `plainSet` of a bool (`Graph.writePlainBool`).
+    @inlinable @inline(__always)
+    package static func plainSet(_ id: UInt64, _ b: Bool,
+                                 held: (Int32, UInt64, Bool) -> Int32,
+                                 full: (UInt64, Bool, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
+        plainSet(id, b, { $0.writePlainBool($1, $2, $3) }, held: held, full: full)
+    }
+
     /// `plainSet`'s shape for a scalar `T`, stored by `write` (the graph,
     /// the handle's index and generation, the value).
     @inlinable @inline(__always)
@@ -303,20 +311,21 @@ extension Runtimes {
         return .written
     }
 
-    /// `finishHeld` of a double, on the access the writer holds (released
-    /// here): `Graph.writeHeldScalar` and what any write does after it
-    /// (its SYNC calls, made by this writer when `writeScalar` recorded
-    /// them as a direct call), or the full write when that declined. The
-    /// int's one-function SYNC write (`writeDirectInt`) has no double twin:
-    /// a double write with observers goes the way of `writeScalar`.
-    package static func finishHeld(_ slot: Int32, _ id: UInt64, _ x: Double) -> PlainWrite {
+    /// `finishHeld` of a double or a bool, on the access the writer holds
+    /// (released here): `Graph.writeHeldScalar` and what any write does
+    /// after it (its SYNC calls, made by this writer when `writeScalar`
+    /// recorded them as a direct call), or the full write when that
+    /// declined. The int's one-function SYNC write (`writeDirectInt`) has
+    /// no twin here: these writes with observers go the way of
+    /// `writeScalar`.
+    package static func finishHeld(_ slot: Int32, _ id: UInt64, scalar v: ScalarValue) -> PlainWrite {
         // A published graph means a live runtime in the slot (set and cleared together).
         let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
         let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
         return engine._withUnsafeGuaranteedRef { engine -> PlainWrite in
             let direct = !engine.graph.hasDirectCall  // as `finishHeld` of an int
-            guard engine.graph.writeHeldScalar(stateID(id), .double(x), directCalls: direct) else {
-                return writeHeldDeclined(engine, id, .double(x))
+            guard engine.graph.writeHeldScalar(stateID(id), v, directCalls: direct) else {
+                return writeHeldDeclined(engine, id, Value(trivial: v))
             }
             engine.finishWrite(delivering: false, direct: direct)
             return .written

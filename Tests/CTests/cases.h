@@ -185,6 +185,7 @@
   X(plain_path_writes_to_watched_states) \
   X(plain_path_double_writes) \
   X(plain_path_double_writers_race) \
+  X(plain_path_bool_writes_and_reads) \
   X(plain_path_transactions_and_threads) \
   X(plain_path_readers_race_a_writer) \
   X(plain_path_value_reads_of_every_type) \

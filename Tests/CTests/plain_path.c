@@ -1,7 +1,7 @@
 /*
  * plain_path.c — the typed getters' and setters' plain path.
  *
- * tether_state_get_int/_double/_bool and tether_state_set_int/_double take a short
+ * tether_state_get_int/_double/_bool and tether_state_set_int/_double/_bool take a short
  * path when the case is plain (docs/performance.md, "The plain path"): a
  * live scalar of the asked type, a thread outside transactions and scopes
  * (and, for a write, outside callbacks), the runtime's lock free. Anything
@@ -328,6 +328,118 @@ TEST_CASE(plain_path_double_writes) {
   CHECK_MENTIONS("tether_state_set_double");
   CHECK_OK(tether_runtime_free(rt));
   return check_report("plain_path_double_writes");
+}
+
+/* tether_state_set_bool and tether_computed_get_bool on the plain path,
+ * held to the full answers: toggles, equal writes, observers, readers
+ * (tracked from a compute callback), transactions, other types, stale
+ * handles. */
+typedef struct {
+  tether_state_t s;
+  tether_computed_t c;
+  bool old_value, new_value;
+  int calls;
+} bwatch_t;
+
+static void on_bool_change(const tether_change_t *ch, void *user_data) {
+  bwatch_t *w = user_data;
+  w->calls++;
+  CHECK_OK(tether_value_get_bool(ch->old_value, &w->old_value));
+  CHECK_OK(tether_value_get_bool(ch->new_value, &w->new_value));
+}
+
+static int bool_not(tether_value_t *result, void *user_data) {
+  bwatch_t *w = user_data;
+  bool b;
+  int rc;
+  w->calls++;
+  if ((rc = tether_state_get_bool(w->s, &b)) != TETHER_OK) return rc;
+  return tether_value_set_bool(result, !b);
+}
+
+/* Reads a bool computed from a compute callback: tracked. */
+static int bool_count(tether_value_t *result, void *user_data) {
+  bwatch_t *w = user_data;
+  bool b;
+  int rc;
+  w->calls++;
+  if ((rc = tether_computed_get_bool(w->c, &b)) != TETHER_OK) return rc;
+  return tether_value_set_int(result, b ? 1 : 0);
+}
+
+TEST_CASE(plain_path_bool_writes_and_reads) {
+  tether_runtime_t rt = host_runtime(0);
+  tether_state_t s, freed, n;
+  tether_observer_t ob;
+  tether_computed_t negated, counted, not_bool;
+  tether_transaction_t txn;
+  bwatch_t w = {{0}, {0}, 0, 0, 0}, nw = {{0}, {0}, 0, 0, 0}, cw = {{0}, {0}, 0, 0, 0};
+  uint64_t before = 0, after = 0;
+  bool b = false;
+  int64_t i = 0;
+  CHECK_OK(tether_state_new_bool(rt, false, 0, &s));
+  CHECK_OK(tether_state_revision(s, &before));
+  CHECK_OK(tether_state_set_bool(s, false)); /* equal: no change */
+  CHECK_OK(tether_state_revision(s, &after));
+  CHECK_INT_EQ(after, before);
+  CHECK_OK(tether_state_set_bool(s, true));
+  CHECK_OK(tether_state_revision(s, &after));
+  CHECK(after > before);
+  CHECK_OK(tether_state_get_bool(s, &b));
+  CHECK(b);
+
+  w.s = s;
+  CHECK_OK(tether_observe(s, NULL, TETHER_OBSERVE_SYNC, on_bool_change, &w, NULL, &ob));
+  CHECK_OK(tether_state_set_bool(s, false));
+  CHECK_INT_EQ(w.calls, 1);
+  CHECK(w.old_value && !w.new_value);
+  CHECK_OK(tether_state_set_bool(s, false));
+  CHECK_INT_EQ(w.calls, 1);
+  CHECK_OK(tether_observer_remove(ob));
+
+  /* A bool computed, read plainly and from another compute (tracked). */
+  nw.s = s;
+  CHECK_OK(tether_computed_new(rt, bool_not, &nw, NULL, &negated));
+  cw.c = negated;
+  CHECK_OK(tether_computed_new(rt, bool_count, &cw, NULL, &counted));
+  CHECK_OK(tether_computed_get_int(counted, &i));
+  CHECK_INT_EQ(i, 1);
+  CHECK_OK(tether_computed_get_bool(negated, &b)); /* up to date: the plain read */
+  CHECK(b);
+  CHECK_INT_EQ(nw.calls, 1);
+  CHECK_OK(tether_state_set_bool(s, true));
+  CHECK_OK(tether_computed_get_int(counted, &i));
+  CHECK_INT_EQ(i, 0);
+  CHECK_INT_EQ(cw.calls, 2);
+  CHECK_OK(tether_computed_get_bool(negated, &b));
+  CHECK(!b);
+  CHECK_ERR(tether_computed_get_bool(counted, &b), TETHER_ETYPE); /* an int */
+  CHECK_ERR(tether_computed_get_bool(negated, NULL), TETHER_EINVAL);
+  CHECK_OK(tether_state_new_int(rt, 3, 0, &n));
+  nw.s = n; /* the next run of `negated` reads an int: its error is cached */
+  CHECK_OK(tether_computed_new(rt, bool_not, &nw, NULL, &not_bool));
+  CHECK_ERR(tether_computed_get_bool(not_bool, &b), TETHER_ETYPE);
+  nw.s = s;
+
+  /* A transaction stages; another type changes the state's type. */
+  CHECK_OK(tether_transaction_begin(rt, NULL, &txn));
+  CHECK_OK(tether_state_set_bool(s, false));
+  CHECK_OK(tether_state_get_bool(s, &b));
+  CHECK(!b);
+  CHECK_OK(tether_transaction_abort(txn));
+  CHECK_OK(tether_state_get_bool(s, &b));
+  CHECK(b);
+  CHECK_OK(tether_state_set_bool(n, true)); /* an int state becomes a bool */
+  CHECK_ERR(tether_state_get_int(n, &i), TETHER_ETYPE);
+  CHECK_OK(tether_state_get_bool(n, &b));
+  CHECK(b);
+
+  CHECK_OK(tether_state_new_bool(rt, true, 0, &freed));
+  CHECK_OK(tether_state_free(freed));
+  CHECK_ERR(tether_state_set_bool(freed, false), TETHER_ESTALE);
+  CHECK_MENTIONS("tether_state_set_bool");
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("plain_path_bool_writes_and_reads");
 }
 
 /* Four threads writing doubles, each to its own watched state and all to
