@@ -59,7 +59,8 @@ public struct MemberKey: Hashable, Sendable, CustomStringConvertible, Expressibl
         // held inline in a small string) is the same bytes: a name compared
         // with a copy of itself, as the equality of two objects built alike
         // mostly does, needs no walk over the bytes.
-        if unsafeBitCast(x, to: (UInt64, UInt64).self) == unsafeBitCast(y, to: (UInt64, UInt64).self) {
+        if MemoryLayout<String>.size == 16,  // 64-bit platforms: a constant
+           unsafeBitCast(x, to: (UInt64, UInt64).self) == unsafeBitCast(y, to: (UInt64, UInt64).self) {
             return true
         }
         let a = x.utf8, b = y.utf8

@@ -524,6 +524,18 @@ static void *peer_writes(void *arg) {
   return NULL;
 }
 
+static void *peer_writes_double(void *arg) {
+  peer_t *p = arg;
+  p->rc = tether_state_set_double(p->s, 99.5);
+  return NULL;
+}
+
+static void *peer_writes_bool(void *arg) {
+  peer_t *p = arg;
+  p->rc = tether_state_set_bool(p->s, false);
+  return NULL;
+}
+
 TEST_CASE(plain_path_transactions_and_threads) {
   tether_runtime_t rt = host_runtime(0);
   tether_state_t s;
@@ -562,6 +574,42 @@ TEST_CASE(plain_path_transactions_and_threads) {
   CHECK_OK(tether_state_set_int(s, 6));
   CHECK_OK(tether_state_get_int(s, &v));
   CHECK_INT_EQ(v, 6);
+  /* Doubles and bools the same way, observed and read by a computed. */
+  {
+    tether_state_t ds, bs;
+    tether_observer_t ob;
+    tether_computed_t plus_one;
+    dwatch_t w = {{0}, 0, 0, 0, 0}, cw = {{0}, 0, 0, 0, 0};
+    double d = 0;
+    bool b = false;
+    CHECK_OK(tether_state_new_double(rt, 1.0, 0, &ds));
+    CHECK_OK(tether_state_new_bool(rt, false, 0, &bs));
+    w.s = cw.s = ds;
+    CHECK_OK(tether_observe(ds, NULL, TETHER_OBSERVE_SYNC, on_double_change, &w, NULL, &ob));
+    CHECK_OK(tether_computed_new(rt, double_plus_one, &cw, NULL, &plus_one));
+    CHECK_OK(tether_state_set_double(ds, 2.0));
+    CHECK_INT_EQ(w.calls, 1);
+    CHECK(w.old_value == 1.0 && w.new_value == 2.0);
+    CHECK_OK(tether_computed_get_double(plus_one, &d));
+    CHECK(d == 3.0);
+    CHECK_OK(tether_state_set_double(ds, 2.0)); /* equal: nobody woken */
+    CHECK_INT_EQ(w.calls, 1);
+    CHECK_OK(tether_state_set_bool(bs, true));
+    CHECK_OK(tether_state_get_bool(bs, &b));
+    CHECK(b);
+    peer.s = ds;
+    CHECK(pthread_create(&t, NULL, peer_writes_double, &peer) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK_INT_EQ(peer.rc, TETHER_ETHREAD);
+    peer.s = bs;
+    CHECK(pthread_create(&t, NULL, peer_writes_bool, &peer) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK_INT_EQ(peer.rc, TETHER_ETHREAD);
+    CHECK_OK(tether_state_get_double(ds, &d));
+    CHECK(d == 2.0);
+    CHECK_OK(tether_state_get_bool(bs, &b));
+    CHECK(b);
+  }
   CHECK_OK(tether_runtime_free(rt));
   return check_report("plain_path_transactions_and_threads");
 }
