@@ -82,14 +82,14 @@ public func tether_computed_get_path_double(_ c: tether_computed_t, _ path: Unsa
 }
 
 /// A typed read of the part at `path`: the read of tether_computed_get_path
-/// (evaluation, tracking, errors alike), converted in place of a value
-/// made for the caller and freed by it.
+/// (evaluation, tracking, errors alike), of the scalar there in place of a
+/// value made for the caller and freed by it.
 @inline(__always)
 private func computedGetPath<T>(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?,
-                                _ fn: StaticString, _ convert: (Value) throws(TetherError) -> T) -> Int32 {
+                                _ fn: StaticString, _ convert: (ScalarValue) throws(TetherError) -> T) -> Int32 {
     guard let out else { return nullOut(fn) }
     return computedCall(fn, c) { () throws(TetherError) in
-        out.pointee = try convert(try Runtimes.readComputed(c.id, at: pointerText(path)))
+        out.pointee = try convert(try Runtimes.readComputedScalar(c.id, at: pointerText(path)))
     }
 }
 

@@ -233,14 +233,14 @@ public func tether_state_get_path_double(_ s: tether_state_t, _ path: UnsafePoin
 }
 
 /// A typed read of the part at `path`: the read of tether_state_get_path
-/// (tracking, transactions, remote states alike), converted in place of a
-/// value made for the caller and freed by it.
+/// (tracking, transactions, remote states alike), of the scalar there in
+/// place of a value made for the caller and freed by it.
 @inline(__always)
 private func stateGetPath<T>(_ s: tether_state_t, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?,
-                             _ fn: StaticString, _ convert: (Value) throws(TetherError) -> T) -> Int32 {
+                             _ fn: StaticString, _ convert: (ScalarValue) throws(TetherError) -> T) -> Int32 {
     guard let out else { return nullOut(fn) }
     return stateCall(fn, s) { () throws(TetherError) in
-        out.pointee = try convert(try Runtimes.readState(s.id, at: pointerText(path)))
+        out.pointee = try convert(try Runtimes.readStateScalar(s.id, at: pointerText(path)))
     }
 }
 

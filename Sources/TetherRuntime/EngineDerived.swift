@@ -187,6 +187,14 @@ extension Runtimes {
     package static func readComputed(_ c: UInt64, at path: PointerText) throws(TetherError) -> Value {
         try readComputed(c) { (graph, id, tracked) throws(TetherError) in try graph.readComputed(id, at: path, tracked: tracked) }
     }
+
+    /// `readComputed(_:at:)` for a typed getter: the scalar there, read in
+    /// place (`Graph.readComputedScalar(_:at:tracked:)`).
+    package static func readComputedScalar(_ c: UInt64, at path: PointerText) throws(TetherError) -> ScalarValue {
+        try readComputed(c) { (graph, id, tracked) throws(TetherError) in
+            try graph.readComputedScalar(id, at: path, tracked: tracked)
+        }
+    }
 }
 
 extension Runtimes {

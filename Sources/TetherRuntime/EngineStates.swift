@@ -78,6 +78,17 @@ extension Runtimes {
         }
     }
 
+    /// `readState(_:at:)` for a typed getter: the scalar there, read in
+    /// place when not staged (`Graph.readScalar(_:at:tracked:)`).
+    package static func readStateScalar(_ s: UInt64, at path: PointerText) throws(TetherError) -> ScalarValue {
+        try borrowingLocked(s, .state) { (engine) throws(TetherError) -> ScalarValue in
+            let tracked = engine.graph.isEvaluating && DeliveryContext.isDelivering(engine.id)
+            return tether_internal_get_contexts() != 0
+                ? try engine.visibleValue(stateID(s), at: path, tracked: tracked).scalar  // maybe staged
+                : try engine.graph.readScalar(stateID(s), at: path, tracked: tracked)
+        }
+    }
+
     /// `readState(_:at:)` for a parsed pointer (the Swift API).
     package static func readState(_ s: UInt64, at path: JSONPointer) throws(TetherError) -> Value {
         try borrowingLocked(s, .state) { (engine) throws(TetherError) -> Value in

@@ -37,6 +37,27 @@ import Testing
             for y in names[(i + 1)...] { #expect(MemberKey(x) != MemberKey(y)) }
         }
         #expect(MemberKey("12345678a") != MemberKey("12345678b"))
+        // Every name of up to 2 bytes over a small alphabet, and 3 to 7
+        // bytes differing in one place: the tail is mixed from at most two
+        // loads, which must still take every byte in.
+        let alphabet: [UInt8] = [0, 0x30, 0x31, 0x41, 0x61, 0x7F, 0xC3, 0xFF]
+        var short = Set<[UInt8]>()
+        for a in alphabet {
+            short.insert([a])
+            for b in alphabet { short.insert([a, b]) }
+        }
+        let mixes = Set(short.map { name in name.withUnsafeBufferPointer { MemberKey.mix(of: $0) } })
+        #expect(mixes.count == short.count)
+        for length in 3...15 {
+            let base = [UInt8](repeating: 0x61, count: length)
+            var seen = Set([base.withUnsafeBufferPointer { MemberKey.mix(of: $0) }])
+            for place in 0..<length {
+                var other = base
+                other[place] = 0x62
+                seen.insert(other.withUnsafeBufferPointer { MemberKey.mix(of: $0) })
+            }
+            #expect(seen.count == length + 1, "length \(length)")
+        }
     }
 
     @Test func lowBitsSpreadOverBuckets() {

@@ -40,6 +40,25 @@ import Testing
         #expect(byText == byParsed, "\(text)")
     }
 
+    /// The typed getters' read in place (`scalar(at:)`) gives what reading
+    /// the value gives, as a scalar: the same scalar, type or error.
+    @Test(arguments: [
+        "", "/a", "/a/b", "/a/b/0", "/a/b/2/c", "/", "//", "/x~1y", "/m~0n", "/\u{E9}", "/0",
+        "/arr/0/1", "/arr/1", "/nested/0/-", "/scalar",
+        "/missing", "/a/b/3", "/a/b/-", "/a/b/01", "/scalar/0", "/arr/1/0", "a", "/~2",
+    ])
+    func scalarsReadInPlaceAsTheValueReads(_ text: String) throws {
+        let doc = try Value(json: Self.document)
+        let bytes = Array(text.utf8)
+        let inPlace: Result<ScalarValue, TetherError> = bytes.withUnsafeBytes { raw in
+            do throws(TetherError) { return .success(try doc.scalar(at: try PointerText(validating: raw))) } catch {
+                return .failure(error)
+            }
+        }
+        let (byText, _) = try Self.readBoth(doc, text)
+        #expect(inPlace == byText.map(\.scalar), "\(text)")
+    }
+
     @Test func findsMembersInLargeObjectsAndNamesPastEightBytes() throws {
         var object = ValueObject()
         for i in 0..<200 { object["member-name-\(i)"] = .int(Int64(i)) }
