@@ -66,31 +66,59 @@ public func tether_computed_get_path(_ c: tether_computed_t, _ path: UnsafePoint
 @_cdecl("tether_computed_get_path_bool")
 public func tether_computed_get_path_bool(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
                                           _ out: UnsafeMutablePointer<Bool>?) -> Int32 {
-    computedGetPath(c, path, out, "tether_computed_get_path_bool") { (v) throws(TetherError) in try Scalar.bool(v) }
+    computedGetPath(c, path, out, "tether_computed_get_path_bool", { (v) throws(TetherError) in try Scalar.bool(v) }) {
+        if case let .bool(b) = $0 { b } else { nil }
+    }
 }
 
 @_cdecl("tether_computed_get_path_int")
 public func tether_computed_get_path_int(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
                                          _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
-    computedGetPath(c, path, out, "tether_computed_get_path_int") { (v) throws(TetherError) in try Scalar.int(v) }
+    computedGetPath(c, path, out, "tether_computed_get_path_int", { (v) throws(TetherError) in try Scalar.int(v) }) {
+        if case let .int(n) = $0 { n } else { nil }
+    }
 }
 
 @_cdecl("tether_computed_get_path_double")
 public func tether_computed_get_path_double(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?,
                                             _ out: UnsafeMutablePointer<Double>?) -> Int32 {
-    computedGetPath(c, path, out, "tether_computed_get_path_double") { (v) throws(TetherError) in try Scalar.double(v) }
+    computedGetPath(c, path, out, "tether_computed_get_path_double", { (v) throws(TetherError) in try Scalar.double(v) }) {
+        switch $0 {
+        case let .double(x): x
+        case let .int(n): Double(n)
+        default: nil
+        }
+    }
 }
 
 /// A typed read of the part at `path`: the read of tether_computed_get_path
 /// (evaluation, tracking, errors alike), of the scalar there in place of a
-/// value made for the caller and freed by it.
+/// value made for the caller and freed by it. The pointer's syntax is
+/// checked first, as tether_computed_get_path checks it; then the plain
+/// path (`Runtimes.plainComputedGet`) reads an up-to-date computed's part
+/// in place, `plain` taking the scalar found (nil: not this type), and
+/// anything else goes on to the full read, `convert` wording its errors.
 @inline(__always)
 private func computedGetPath<T>(_ c: tether_computed_t, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<T>?,
-                                _ fn: StaticString, _ convert: (ScalarValue) throws(TetherError) -> T) -> Int32 {
+                                _ fn: StaticString, _ convert: (ScalarValue) throws(TetherError) -> T,
+                                plain: (ScalarValue) -> T?) -> Int32 {
     guard let out else { return nullOut(fn) }
-    return computedCall(fn, c) { () throws(TetherError) in
-        out.pointee = try convert(try Runtimes.readComputedScalar(c.id, at: pointerText(path)))
-    }
+    let text: PointerText
+    do throws(TetherError) { text = try pointerText(path) } catch { return fail(fn, .computed, c.id, error) }
+    return Runtimes.plainComputedGet(
+        c.id, out,
+        { graph, h, runtime in graph.plainComputedScalar(h.index, h.generation, at: text, callbackOf: runtime, plain) },
+        held: { slot, id, out in
+            computedCall(fn, tether_computed_t(id: id)) { () throws(TetherError) in
+                out.pointee = try convert(Runtimes.readComputedScalarHeld(slot, id, at: text).get())
+            }
+        },
+        full: { id, out, wake in
+            if let wake { tether_internal_lock_wake(wake) }
+            return computedCall(fn, tether_computed_t(id: id)) { () throws(TetherError) in
+                out.unsafelyUnwrapped.pointee = try convert(try Runtimes.readComputedScalar(id, at: text))
+            }
+        })
 }
 
 @_cdecl("tether_computed_get_bool")

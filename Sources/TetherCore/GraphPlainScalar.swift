@@ -210,6 +210,17 @@ extension Graph {
         plainComputed(index, generation, callbackOf: runtime) { if case let .bool(b) = $0 { b } else { nil } }
     }
 
+    /// The scalar at `path` in an up-to-date computed's value, as `take`
+    /// reads it, walked in place (`Value.scalarIfFound(at:)`): nil, with
+    /// nothing done, when the path names no scalar (escapes, a missing
+    /// part, a composite) as for anything `plainComputed` declines; the
+    /// full read then reports.
+    @inlinable @inline(__always)
+    public final func plainComputedScalar<T>(_ index: UInt32, _ generation: UInt32, at path: PointerText,
+                                             callbackOf runtime: UInt64, _ take: (ScalarValue) -> T?) -> T? {
+        plainComputed(index, generation, callbackOf: runtime) { v in v.scalarIfFound(at: path).flatMap(take) }
+    }
+
     /// A double, or an int read as one (as the typed getter converts it).
     @inlinable @inline(__always)
     public final func plainComputedDouble(_ index: UInt32, _ generation: UInt32, callbackOf runtime: UInt64) -> Double? {

@@ -87,6 +87,13 @@ extension Value {
         return try value(at: text.pointer).scalar
     }
 
+    /// `scalar(at:)` when the (escape-free) pointer names a part: nil for
+    /// escapes and for pointers naming nothing (their errors are
+    /// `scalar(at:)`'s to word).
+    public func scalarIfFound(at text: PointerText) -> ScalarValue? {
+        text.hasEscapes ? nil : scalar(walking: text.bytes, from: 1)
+    }
+
     /// The scalar at the (escape-free) pointer's tokens from byte `start`
     /// on, or nil when they name nothing. Recursive, on the element in its
     /// container, so nothing is copied on the way down.

@@ -179,6 +179,21 @@ extension Runtimes {
         }
     }
 
+    /// `readComputedScalar(_:at:)` on a lock the caller took for `slot`
+    /// (the plain path of a typed path read, which found the computed not
+    /// plain or the path naming no scalar there).
+    package static func readComputedScalarHeld(_ slot: Int32, _ c: UInt64, at path: PointerText) -> Result<ScalarValue, TetherError> {
+        // A published graph means a live runtime in the slot (set and cleared together).
+        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
+        return runtimeSlot._withUnsafeGuaranteedRef { slot in
+            slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine in
+                readComputedAcquired(engine, c) { (graph, id, tracked) throws(TetherError) in
+                    try graph.readComputedScalar(id, at: path, tracked: tracked)
+                }
+            }
+        }
+    }
+
     @inlinable @inline(__always)
     package static func readComputedScalar(_ c: UInt64) throws(TetherError) -> ScalarValue {
         try readComputed(c) { (graph, id, tracked) throws(TetherError) in try graph.readComputedScalar(id, tracked: tracked) }

@@ -10,6 +10,8 @@
  * and a transaction's staged values seen by its own thread.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cases.h"
 #include "check.h"
@@ -160,6 +162,15 @@ static int shape(tether_value_t *result, void *user_data) {
   return rc;
 }
 
+/* A computed holding escaped names, arrays and nesting, from JSON. */
+static int from_json(tether_value_t *result, void *user_data) {
+  tether_value_t *v = NULL;
+  int rc = tether_value_from_json((const char *)user_data, -1, &v);
+  if (rc == TETHER_OK) rc = tether_value_assign(result, v);
+  tether_value_free(v);
+  return rc;
+}
+
 /* Reads shape's /x from inside another compute: a dependency on the whole
  * computed. */
 typedef struct {
@@ -222,6 +233,38 @@ TEST_CASE(typed_paths_computed_reads) {
   CHECK_OK(tether_state_set_int(n, 6));
   CHECK_OK(tether_computed_get_int(outer, &i));
   CHECK_INT_EQ(i, 60);
+
+  /* Escaped names, array indexes and nesting, up to date (the in-place
+   * walk) and each error worded as tether_computed_get_path words it. */
+  {
+    static char doc[] = "{\"a/b\":3,\"m~n\":true,\"list\":[10,20,{\"k\":2.5}],\"\":{\"\":4}}";
+    tether_computed_t j;
+    tether_value_t *part = NULL;
+    char typed[256], generic[256];
+    CHECK_OK(tether_computed_new(rt, from_json, doc, NULL, &j));
+    CHECK_OK(tether_computed_get_path_int(j, "/a~1b", &i));
+    CHECK_INT_EQ(i, 3);
+    CHECK_OK(tether_computed_get_path_bool(j, "/m~0n", &b));
+    CHECK(b);
+    CHECK_OK(tether_computed_get_path_int(j, "/list/1", &i)); /* now up to date: in place */
+    CHECK_INT_EQ(i, 20);
+    CHECK_OK(tether_computed_get_path_double(j, "/list/2/k", &d));
+    CHECK(d == 2.5);
+    CHECK_OK(tether_computed_get_path_double(j, "/list/0", &d));
+    CHECK(d == 10.0);
+    CHECK_OK(tether_computed_get_path_int(j, "//", &i)); /* the empty name, twice */
+    CHECK_INT_EQ(i, 4);
+    CHECK_ERR(tether_computed_get_path_int(j, "/list/3", &i), TETHER_ERANGE);
+    snprintf(typed, sizeof typed, "%s", strstr(tether_last_error(), "): ") ? strstr(tether_last_error(), "): ") : "");
+    CHECK_ERR(tether_computed_get_path(j, "/list/3", &part), TETHER_ERANGE);
+    snprintf(generic, sizeof generic, "%s", strstr(tether_last_error(), "): ") ? strstr(tether_last_error(), "): ") : "");
+    CHECK_STR_EQ(typed, generic); /* the same words after the function's name */
+    CHECK_ERR(tether_computed_get_path_int(j, "/list/-", &i), TETHER_EPATH); /* only for appending */
+    CHECK_ERR(tether_computed_get_path_int(j, "/list/2/k", &i), TETHER_ETYPE);
+    CHECK_ERR(tether_computed_get_path_int(j, "/a~1b/x", &i), TETHER_ETYPE); /* into an int */
+    CHECK_ERR(tether_computed_get_path_int(j, "/list", &i), TETHER_ETYPE);
+    CHECK_INT_EQ(i, 4);
+  }
 
   /* A freed computed: stale (the pointer's syntax is checked first, as
    * tether_computed_get_path checks it). */
