@@ -254,34 +254,54 @@ public func tether_state_set(_ s: tether_state_t, _ v: OpaquePointer?) -> Int32 
 
 @_cdecl("tether_state_set_bool")
 public func tether_state_set_bool(_ s: tether_state_t, _ v: Bool) -> Int32 {
-    Runtimes.plainSet(s.id, v, held: setBoolHeld, full: setBool)
+    Runtimes.plainSet(s.id, v, { $0.writePlainBool($1, $2, $3) }, held: setBoolHeld, full: setBool)
 }
 
-/// `tether_state_set_bool` on the access its plain path took (as `setIntHeld`).
+/// `setScalarHeld` and `setScalar` of a bool: functions of their own, not
+/// closures at the call (those shuffled the arguments on the plain path
+/// before its tail calls: +3 instructions a write).
 @inline(never)
 private func setBoolHeld(_ slot: Int32, _ id: UInt64, _ v: Bool) -> Int32 {
-    if case let .failed(error) = Runtimes.finishHeld(slot, id, scalar: .bool(v)) {
-        return fail("tether_state_set_bool", .state, id, error)
-    }
-    return 0
+    setScalarHeld("tether_state_set_bool", slot, id, .bool(v))
 }
 
-/// The full path of `tether_state_set_bool` (as `setInt`).
 @inline(never)
 private func setBool(_ id: UInt64, _ v: Bool, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
-    if let wake { tether_internal_lock_wake(wake) }
-    return stateCall("tether_state_set_bool", tether_state_t(id: id)) { () throws(TetherError) in
-        try Runtimes.writeState(id, .set(.bool(v)))
-    }
+    setScalar("tether_state_set_bool", id, .bool(v), wake)
 }
 
 @_cdecl("tether_state_set_int")
 public func tether_state_set_int(_ s: tether_state_t, _ v: Int64) -> Int32 {
-    Runtimes.plainSet(s.id, v, held: setIntHeld, full: setInt)
+    Runtimes.plainSet(s.id, v, { $0.writePlainInt($1, $2, $3) }, held: setIntHeld, full: setInt)
+}
+
+/// `setScalar` of an int (a function of its own, as `setDouble`).
+@inline(never)
+private func setInt(_ id: UInt64, _ v: Int64, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    setScalar("tether_state_set_int", id, .int(v), wake)
+}
+
+@_cdecl("tether_state_set_double")
+public func tether_state_set_double(_ s: tether_state_t, _ v: Double) -> Int32 {
+    Runtimes.plainSet(s.id, v, { $0.writePlainDouble($1, $2, $3) }, held: setDoubleHeld, full: setDouble)
+}
+
+/// `setScalarHeld` and `setScalar` of a double: functions of their own, not
+/// closures at the call (those shuffled the arguments on the plain path
+/// before its tail calls: +3 instructions a write).
+@inline(never)
+private func setDoubleHeld(_ slot: Int32, _ id: UInt64, _ v: Double) -> Int32 {
+    setScalarHeld("tether_state_set_double", slot, id, .double(v))
+}
+
+@inline(never)
+private func setDouble(_ id: UInt64, _ v: Double, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+    setScalar("tether_state_set_double", id, .double(v), wake)
 }
 
 /// `tether_state_set_int` on the access its plain path took, for a state
-/// the plain store does not cover (watched, read, described, another type).
+/// the plain store does not cover (watched, read, described, another type):
+/// its own, for the one-function SYNC write of an int (`finishHeld`).
 @inline(never)
 private func setIntHeld(_ slot: Int32, _ id: UInt64, _ v: Int64) -> Int32 {
     if case let .failed(error) = Runtimes.finishHeld(slot, id, v) {
@@ -290,38 +310,25 @@ private func setIntHeld(_ slot: Int32, _ id: UInt64, _ v: Int64) -> Int32 {
     return 0
 }
 
-/// The full path of `tether_state_set_int` (callbacks, transactions,
-/// contention, errors), out of line so the plain path has no frame.
-/// `wake`: the lock the plain path released with a waiter to wake.
-@inline(never)
-private func setInt(_ id: UInt64, _ v: Int64, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
-    if let wake { tether_internal_lock_wake(wake) }
-    return stateCall("tether_state_set_int", tether_state_t(id: id)) { () throws(TetherError) in
-        try Runtimes.writeState(id, .set(.int(v)))
-    }
-}
-
-@_cdecl("tether_state_set_double")
-public func tether_state_set_double(_ s: tether_state_t, _ v: Double) -> Int32 {
-    Runtimes.plainSet(s.id, v, held: setDoubleHeld, full: setDouble)
-}
-
-/// `tether_state_set_double` on the access its plain path took (as
-/// `setIntHeld`).
-@inline(never)
-private func setDoubleHeld(_ slot: Int32, _ id: UInt64, _ v: Double) -> Int32 {
-    if case let .failed(error) = Runtimes.finishHeld(slot, id, scalar: .double(v)) {
-        return fail("tether_state_set_double", .state, id, error)
+/// `setIntHeld` for a double or a bool, written by `fn`.
+@inline(__always)
+private func setScalarHeld(_ fn: StaticString, _ slot: Int32, _ id: UInt64, _ v: ScalarValue) -> Int32 {
+    if case let .failed(error) = Runtimes.finishHeld(slot, id, scalar: v) {
+        return fail(fn, .state, id, error)
     }
     return 0
 }
 
-/// The full path of `tether_state_set_double` (as `setInt`).
-@inline(never)
-private func setDouble(_ id: UInt64, _ v: Double, _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
+/// The full path of a typed write `fn` (callbacks, transactions,
+/// contention, errors), inlined into each type's out-of-line `setInt`,
+/// `setDouble`, `setBool`, so the plain path has no frame. `wake`: the
+/// lock the plain path released with a waiter to wake.
+@inline(__always)
+private func setScalar(_ fn: StaticString, _ id: UInt64, _ v: ScalarValue,
+                       _ wake: UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32 {
     if let wake { tether_internal_lock_wake(wake) }
-    return stateCall("tether_state_set_double", tether_state_t(id: id)) { () throws(TetherError) in
-        try Runtimes.writeState(id, .set(.double(v)))
+    return stateCall(fn, tether_state_t(id: id)) { () throws(TetherError) in
+        try Runtimes.writeState(id, .set(Value(trivial: v)))
     }
 }
 

@@ -62,38 +62,41 @@ extension Graph {
         plainState(index, generation, callbackOf: runtime) { if case let .bool(b) = $0 { b } else { nil } }
     }
 
-    /// Writes `n` over the int of a live int state without observers,
-    /// readers, path readers or descriptor, from outside callbacks, while
-    /// nothing is owed to anyone (no SYNC call queued, no loop wake-up): the
-    /// write is then a store, a revision and a version (`writeScalar`'s
-    /// case without readers), or nothing for an equal value. False, with
-    /// nothing done, for anything else: the caller, still holding the
-    /// graph, goes on with `writeHeldInt`.
+    /// Whether a plain write may store over live state `i`'s value: no
+    /// observers, readers, path readers or descriptor, and nothing owed to
+    /// anyone (no SYNC call queued, no loop wake-up). Tested after the
+    /// typed writer's own type check, in the order the checks always had.
+    @inlinable @inline(__always)
+    final func plainWritable(_ i: Int) -> Bool {
+        states[i].firstObserver == noIndex && states[i].firstSub == noIndex
+            && undescribedWithoutPathReaders(i) && !loopWakeRequested && syncQueue.isEmpty
+    }
+
+    /// Writes `n` over the int of a live, `plainWritable` int state, from outside
+    /// callbacks: the write is then a store, a revision and a version
+    /// (`writeScalar`'s case without readers), or nothing for an equal
+    /// value. False, with nothing done, for anything else: the caller,
+    /// still holding the graph, goes on with `writeHeldInt`.
     @inlinable @inline(__always)
     public final func writePlainInt(_ index: UInt32, _ generation: UInt32, _ n: Int64) -> Bool {
-        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value,
-              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
-              undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
+        guard let i = plainIndex(index, generation), case let .int(old) = states[i].value, plainWritable(i) else {
+            return false
+        }
         if n != old { writeUnreadInt(i, n) }
         return true
     }
 
-    /// `writePlainInt` for a double over the double of a live double state:
-    /// nothing is written for an equal double (a NaN over a NaN, -0.0 over
-    /// 0.0: `ScalarValue.sameValue`, as `writeScalar` compares). False, with
-    /// nothing done, for anything else: the caller goes on with
-    /// `writeHeldScalar`.
+    /// `writePlainInt` for a double over a double: nothing is written for an
+    /// equal double (a NaN over a NaN, -0.0 over 0.0: `ScalarValue.sameValue`,
+    /// as `writeScalar` compares). The caller goes on with `writeHeldScalar`
+    /// when this declines.
     @inlinable @inline(__always)
     public final func writePlainDouble(_ index: UInt32, _ generation: UInt32, _ x: Double) -> Bool {
-        guard let i = plainIndex(index, generation), case let .double(old) = states[i].value,
-              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
-              undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
+        guard let i = plainIndex(index, generation), case let .double(old) = states[i].value, plainWritable(i) else {
+            return false
+        }
         if !ScalarValue.double(x).sameValue(as: .double(old)) {
-            let revision = revisionCount &+ 1, version = nextVersion
-            revisionCount = revision
-            states[i].revision = revision
-            states[i].version = version
-            nextVersion = version &+ 1
+            takeUnreadRevision(i)
             // A double's payload is its bits where an int's are (the
             // case, and so the tag, stays: StateNodeLayoutTests).
             storeIntPayload(i, Int64(bitPattern: x.bitPattern))
@@ -101,18 +104,14 @@ extension Graph {
         return true
     }
 
-    /// `writePlainInt` for a bool over the bool of a live bool state.
+    /// `writePlainInt` for a bool over a bool.
     @inlinable @inline(__always)
     public final func writePlainBool(_ index: UInt32, _ generation: UInt32, _ b: Bool) -> Bool {
-        guard let i = plainIndex(index, generation), case let .bool(old) = states[i].value,
-              states[i].firstObserver == noIndex, states[i].firstSub == noIndex,
-              undescribedWithoutPathReaders(i), !loopWakeRequested, syncQueue.isEmpty else { return false }
+        guard let i = plainIndex(index, generation), case let .bool(old) = states[i].value, plainWritable(i) else {
+            return false
+        }
         if b != old {
-            let revision = revisionCount &+ 1, version = nextVersion
-            revisionCount = revision
-            states[i].revision = revision
-            states[i].version = version
-            nextVersion = version &+ 1
+            takeUnreadRevision(i)
             withUnsafeMutablePointer(to: &states[i].value) { $0.initialize(to: .bool(b)) }  // nothing to release
         }
         return true
@@ -123,15 +122,22 @@ extension Graph {
     /// `writeDirectInt`'s whole write).
     @inlinable @inline(__always)
     final func writeUnreadInt(_ i: Int, _ n: Int64) {
+        takeUnreadRevision(i)
+        // Last: a store through a raw pointer may alias anything, so the
+        // node's address was loaded again for the stores after it.
+        storeIntPayload(i, n)
+    }
+
+    /// A write's revision and the node's new version, for state `i`, which
+    /// no computed reads (so no epoch to compare with, nobody to mark).
+    @inlinable @inline(__always)
+    final func takeUnreadRevision(_ i: Int) {
         // Locals, not the fields again: each reload was an instruction.
         let revision = revisionCount &+ 1, version = nextVersion
         revisionCount = revision
         states[i].revision = revision
         states[i].version = version
         nextVersion = version &+ 1
-        // Last: a store through a raw pointer may alias anything, so the
-        // node's address was loaded again for the stores after it.
-        storeIntPayload(i, n)
     }
 
     /// `described` empty and `pathReaders` false, in one 16-bit load: the

@@ -83,7 +83,7 @@ extension Value {
     /// profiled). Escaped and failing pointers go through `value(at:)`,
     /// for the unescaping or the failure's message.
     public func scalar(at text: PointerText) throws(TetherError) -> ScalarValue {
-        if !text.hasEscapes, let found = scalar(walking: text.bytes, from: 1) { return found }
+        if let found = scalarIfFound(at: text) { return found }
         return try value(at: text.pointer).scalar
     }
 
@@ -96,7 +96,9 @@ extension Value {
 
     /// The scalar at the (escape-free) pointer's tokens from byte `start`
     /// on, or nil when they name nothing. Recursive, on the element in its
-    /// container, so nothing is copied on the way down.
+    /// container, so nothing is copied on the way down. (`walk` does the
+    /// same for a whole part; one walker generic over what it takes at the
+    /// end cost the typed reads ~9 instructions each, kairo mux +0.9%.)
     private func scalar(walking bytes: UnsafeRawBufferPointer, from start: Int) -> ScalarValue? {
         if start > bytes.count { return scalar }
         var end = start

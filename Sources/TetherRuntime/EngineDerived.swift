@@ -168,28 +168,23 @@ extension Runtimes {
     /// `readComputedScalar` on a lock the caller took for `slot` (the plain
     /// path, PlainAccess.swift, which found the computed not plain).
     package static func readComputedScalarHeld(_ slot: Int32, _ c: UInt64) -> Result<ScalarValue, TetherError> {
-        // A published graph means a live runtime in the slot (set and cleared together).
-        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
-        return runtimeSlot._withUnsafeGuaranteedRef { slot in
-            slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine in
-                readComputedAcquired(engine, c) { (graph, id, tracked) throws(TetherError) in
-                    try graph.readComputedScalar(id, tracked: tracked)
-                }
+        withHeldEngine(slot) { engine in
+            readComputedAcquired(engine, c) { (graph, id, tracked) throws(TetherError) in
+                try graph.readComputedScalar(id, tracked: tracked)
             }
         }
     }
 
     /// `readComputedScalar(_:at:)` on a lock the caller took for `slot`
     /// (the plain path of a typed path read, which found the computed not
-    /// plain or the path naming no scalar there).
+    /// plain or no scalar of its type at `path`). Its own function, not an
+    /// optional path on the one above: the branch and the optional argument
+    /// cost that one's callers (lazy reads of stale computeds) ~12
+    /// instructions a read.
     package static func readComputedScalarHeld(_ slot: Int32, _ c: UInt64, at path: PointerText) -> Result<ScalarValue, TetherError> {
-        // A published graph means a live runtime in the slot (set and cleared together).
-        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
-        return runtimeSlot._withUnsafeGuaranteedRef { slot in
-            slot.fastRuntime.unsafelyUnwrapped._withUnsafeGuaranteedRef { engine in
-                readComputedAcquired(engine, c) { (graph, id, tracked) throws(TetherError) in
-                    try graph.readComputedScalar(id, at: path, tracked: tracked)
-                }
+        withHeldEngine(slot) { engine in
+            readComputedAcquired(engine, c) { (graph, id, tracked) throws(TetherError) in
+                try graph.readComputedScalar(id, at: path, tracked: tracked)
             }
         }
     }

@@ -140,36 +140,13 @@ extension Runtimes {
         return tether_internal_release(lock) != 0 ? tether_internal_lock_wake_ok(lock) : 0
     }
 
-    /// A typed int write, shaped as `plainGet` (its calls are tail calls):
-    /// the plain store (`Graph.writePlainInt`), or `held` on the access
+    /// A typed scalar write, shaped as `plainGet` (its calls are tail
+    /// calls): the plain store `write` (`Graph.writePlainInt`, `_Double`,
+    /// `_Bool`: the graph, the handle's index and generation, the value),
+    /// or `held` on the access
     /// taken (the lock, or a single-threaded runtime's owner thread), or
     /// `full` (given the lock to wake first when this one's release found
     /// a waiter) when nothing was taken.
-    @inlinable @inline(__always)
-    package static func plainSet(_ id: UInt64, _ n: Int64,
-                                 held: (Int32, UInt64, Int64) -> Int32,
-                                 full: (UInt64, Int64, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
-        plainSet(id, n, { $0.writePlainInt($1, $2, $3) }, held: held, full: full)
-    }
-
-    /// `plainSet` of a double (`Graph.writePlainDouble`).
-    @inlinable @inline(__always)
-    package static func plainSet(_ id: UInt64, _ x: Double,
-                                 held: (Int32, UInt64, Double) -> Int32,
-                                 full: (UInt64, Double, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
-        plainSet(id, x, { $0.writePlainDouble($1, $2, $3) }, held: held, full: full)
-    }
-
-    /// `plainSet` of a bool (`Graph.writePlainBool`).
-    @inlinable @inline(__always)
-    package static func plainSet(_ id: UInt64, _ b: Bool,
-                                 held: (Int32, UInt64, Bool) -> Int32,
-                                 full: (UInt64, Bool, UnsafeMutablePointer<tether_internal_lock_t>?) -> Int32) -> Int32 {
-        plainSet(id, b, { $0.writePlainBool($1, $2, $3) }, held: held, full: full)
-    }
-
-    /// `plainSet`'s shape for a scalar `T`, stored by `write` (the graph,
-    /// the handle's index and generation, the value).
     @inlinable @inline(__always)
     package static func plainSet<T>(_ id: UInt64, _ n: T, _ write: (Graph, UInt32, UInt32, T) -> Bool,
                                     held: (Int32, UInt64, T) -> Int32,
@@ -230,6 +207,17 @@ extension Runtimes {
         return held(slot, id)
     }
 
+    /// `body` on the engine of `slot`, whose access a plain path holds (its
+    /// lock, or a single-threaded runtime's owner thread): a published
+    /// graph means a live runtime in the slot (set and cleared together),
+    /// and the access keeps it so, so it is used without a reference count.
+    @inlinable @inline(__always)
+    package static func withHeldEngine<R>(_ slot: Int32, _ body: (Engine) -> R) -> R {
+        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
+        let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
+        return engine._withUnsafeGuaranteedRef(body)
+    }
+
     /// Lets go of the access a plain path took on `slot`: its lock,
     /// released (a waiter woken), or nothing on a single-threaded runtime's
     /// owner thread (its slot publishes no lock).
@@ -249,10 +237,7 @@ extension Runtimes {
     /// moving a Result with its error through two frames cost ~20
     /// instructions a batched write.
     package static func endBatchHeld(_ slot: Int32, _ id: UInt64) -> Bool {
-        // A published graph means a live runtime in the slot (set and cleared together).
-        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
-        let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
-        return engine._withUnsafeGuaranteedRef { engine -> Bool in
+        withHeldEngine(slot) { engine -> Bool in
             guard engine.id == id, engine.graph.batchDepth > 0 else {
                 engine.lock.unlock()
                 return false
@@ -268,10 +253,7 @@ extension Runtimes {
     /// and starting over.
     @inlinable @inline(__always)
     package static func finishHeld(_ slot: Int32, _ id: UInt64, _ n: Int64) -> PlainWrite {
-        // A published graph means a live runtime in the slot (set and cleared together).
-        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
-        let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
-        return engine._withUnsafeGuaranteedRef { engine -> PlainWrite in
+        withHeldEngine(slot) { engine -> PlainWrite in
             // The common SYNC write (`Graph.writeDirectInt`): taken only
             // with the delivery lock, which its calls need; declined, that
             // lock goes back untouched (no waiter can have marked it: that
@@ -319,10 +301,7 @@ extension Runtimes {
     /// no twin here: these writes with observers go the way of
     /// `writeScalar`.
     package static func finishHeld(_ slot: Int32, _ id: UInt64, scalar v: ScalarValue) -> PlainWrite {
-        // A published graph means a live runtime in the slot (set and cleared together).
-        let runtimeSlot = Unmanaged<RuntimeSlot>.fromOpaque(tether_internal_slot_object(slot).unsafelyUnwrapped)
-        let engine = runtimeSlot._withUnsafeGuaranteedRef { $0.fastRuntime.unsafelyUnwrapped }
-        return engine._withUnsafeGuaranteedRef { engine -> PlainWrite in
+        withHeldEngine(slot) { engine -> PlainWrite in
             let direct = !engine.graph.hasDirectCall  // as `finishHeld` of an int
             guard engine.graph.writeHeldScalar(stateID(id), v, directCalls: direct) else {
                 return writeHeldDeclined(engine, id, Value(trivial: v))
