@@ -21,14 +21,14 @@ final class CComputeBody: DerivedBody {
     }
 }
 
-/// The body of a C effect: its function, cleanup and destroy, and the
-/// effect's own handle (known once the node exists) to pass to them.
+/// The body of a C effect: its function (plain or fallible), cleanup and
+/// destroy; the effect's own handle, passed to them, is the base's
+/// `ownerHandle`, set once the node exists, before the first run.
 final class CEffectBody: DerivedBody {
     private let fn: tether_effect_fn?
     private let fallible: tether_effect_try_fn?
     private let cleanupFn: tether_cleanup_fn?
     private let destroy: tether_destroy_fn?
-    var handle = tether_effect_t(id: 0)
     private var released = false
 
     init(_ fn: tether_effect_fn?, fallible: tether_effect_try_fn? = nil, _ cleanup: tether_cleanup_fn?,
@@ -42,6 +42,7 @@ final class CEffectBody: DerivedBody {
     }
 
     override func runBody(_ revision: UInt64) {
+        let handle = tether_effect_t(id: ownerHandle)
         if let fallible {
             // A fallible effect: its return says whether this run failed.
             let before = tether_internal_error_count()

@@ -16,7 +16,7 @@ public func tether_effect_new(_ rt: tether_runtime_t, _ flags: UInt32, _ fn: tet
     let body = CEffectBody(fn, cleanup, userData, destroy)
     return call("tether_effect_new") { () throws(TetherError) in
         out.pointee = tether_effect_t(id: try Runtimes.newEffect(in: rt.id, sync: flags & UInt32(TETHER_EFFECT_SYNC) != 0,
-                                                               body: body, created: { body.handle = tether_effect_t(id: $0) }))
+                                                               body: body, created: { _ in }))
     }
 }
 
@@ -32,7 +32,7 @@ public func tether_effect_new_fallible(_ rt: tether_runtime_t, _ flags: UInt32, 
     let body = CEffectBody(nil, fallible: fn, cleanup, userData, destroy)
     return call("tether_effect_new_fallible") { () throws(TetherError) in
         out.pointee = tether_effect_t(id: try Runtimes.newEffect(in: rt.id, sync: flags & UInt32(TETHER_EFFECT_SYNC) != 0,
-                                                                 body: body, created: { body.handle = tether_effect_t(id: $0) }))
+                                                                 body: body, created: { _ in }))
     }
 }
 

@@ -12,46 +12,129 @@ public typealias ComputeFunction = @convention(c) (OpaquePointer?, UnsafeMutable
 /// this object plus a closure context per callback (profiled: four mallocs
 /// per effect, and a retain of each closure context per run).
 open class DerivedBody {
-    /// Computed: fill the result, or return the error to cache.
-    public let compute: ((inout Value) -> TetherError?)?
+    /// What only some bodies have, kept apart so that a C body (one per C
+    /// computed and effect) neither initializes nor destroys it: the Swift
+    /// API's closures, a custom equality, cleanups added during a run, a
+    /// fallible effect's failure. Profiled on S.js createComputations: as
+    /// stored fields these made a C effect's body 160 bytes, initialized
+    /// and released five optional closures, an error and an array, ~90
+    /// instructions of each making and freeing (issue 16, eighth round).
+    final class Extras {
+        var compute: ((inout Value) -> TetherError?)?
+        var run: ((UInt64) -> Void)?
+        var cleanup: (() -> Void)?
+        var release: (() -> Void)?
+        var equals: ((Value, Value) -> Bool)?
+        var addedCleanups: [() -> Void] = []
+        var failure: TetherError?
+
+        init(compute: ((inout Value) -> TetherError?)?, run: ((UInt64) -> Void)?,
+             cleanup: (() -> Void)?, release: (() -> Void)?) {
+            self.compute = compute
+            self.run = run
+            self.cleanup = cleanup
+            self.release = release
+        }
+    }
+
+    // The stored fields: the words first, then the flags side by side, so
+    // a C effect's body (this plus CEffectBody's five fields) stays within
+    // glibc's fast bins (at most 120 bytes asked): 97 bytes.
+
+    /// Nil for a body that has none of `Extras`.
+    private final var extras: Extras?
     /// Computed, from C: called directly by the owner's `callCompute`, with
     /// no closure in between (a closure call retained its context).
     public let computeFunction: ComputeFunction?
     public let userData: UnsafeMutableRawPointer?
-    /// Computed: decides whether a new result counts as unchanged for the
-    /// cutoff (the TC39 proposal's `equals`); nil for structural equality.
-    /// Called as a callback with the old and the new result, only when an
-    /// earlier evaluation succeeded. Set before the node is created.
-    public final var equals: ((Value, Value) -> Bool)? {
-        didSet { hasCustomEquals = equals != nil }
-    }
+    /// Effect: the owner's handle of the scope holding what its current run
+    /// created (0: it created nothing), freed before its next run and
+    /// before it is freed itself.
+    public final var ownedScope: UInt64 = 0
+    /// The owner's handle of this node, for reports (set once it exists).
+    public final var ownerHandle: UInt64 = 0
     /// `equals != nil`, stored: asked on every recompute, where loading the
     /// closure itself cost a retain and release of its context (profiled:
     /// kairo broad +2%).
     public final private(set) var hasCustomEquals = false
     /// A custom binding's get rather than a computed's compute (messages).
     public let isBindingGet: Bool
-    /// Effect: its body. Tracking: on_change, given the revision.
-    public let run: ((UInt64) -> Void)?
-    /// Effect: before each re-run and on disposal.
-    public let cleanup: (() -> Void)?
-    private var release: (() -> Void)?
     /// An effect that ran owes one cleanup before it runs again or ends.
     public internal(set) var cleanupOwed = false
     /// Effect: whether it has a cleanup to call before each re-run. Stored,
     /// not overridden: it is asked on every effect run.
     public final let hasCleanup: Bool
+    /// A fallible effect: a failing first SYNC run fails its creation.
+    public final var reportsToCreator = false
+    /// A fallible SYNC effect being created: its first run's failure goes
+    /// back to the creator (as the creation's error), not to the handler.
+    public final var creatorWaitsForFirstRun = false
+    /// Set when a creation failed after the node existed: the caller keeps
+    /// what it gave, so `finish` runs no release.
+    public final var releaseAbandoned = false
+    /// `!addedCleanups.isEmpty`, stored: asked on every effect run.
+    public final private(set) var hasAddedCleanups = false
+
+    /// `extras`, made on first use.
+    private final var writableExtras: Extras {
+        if let extras { return extras }
+        let made = Extras(compute: nil, run: nil, cleanup: nil, release: nil)
+        extras = made
+        return made
+    }
+
+    /// Computed: fill the result, or return the error to cache.
+    public final var compute: ((inout Value) -> TetherError?)? { extras?.compute }
+    /// Effect: its body. Tracking: on_change, given the revision.
+    public final var run: ((UInt64) -> Void)? { extras?.run }
+    /// Effect: before each re-run and on disposal.
+    public final var cleanup: (() -> Void)? { extras?.cleanup }
+
+    /// Computed: decides whether a new result counts as unchanged for the
+    /// cutoff (the TC39 proposal's `equals`); nil for structural equality.
+    /// Called as a callback with the old and the new result, only when an
+    /// earlier evaluation succeeded. Set before the node is created.
+    public final var equals: ((Value, Value) -> Bool)? {
+        get { extras?.equals }
+        set {
+            if newValue == nil && extras == nil { return }
+            writableExtras.equals = newValue
+            hasCustomEquals = newValue != nil
+        }
+    }
+
+    /// Effect: the error its last run failed with, nil when it succeeded
+    /// (a fallible effect's body sets it on each run).
+    public final var failure: TetherError? {
+        get { extras?.failure }
+        set {
+            if newValue == nil && extras == nil { return }
+            writableExtras.failure = newValue
+        }
+    }
+
+    /// Effect: cleanups registered during the current run (Solid's
+    /// `onCleanup`), run in reverse order before the effect's own cleanup,
+    /// before the next run and on free. Touched only by the thread running
+    /// the effect's callbacks (they never run concurrently).
+    public final var addedCleanups: [() -> Void] {
+        get { extras?.addedCleanups ?? [] }
+        set {
+            if newValue.isEmpty && extras == nil { return }
+            writableExtras.addedCleanups = newValue
+            hasAddedCleanups = !newValue.isEmpty
+        }
+    }
 
     public init(compute: ((inout Value) -> TetherError?)? = nil, run: ((UInt64) -> Void)? = nil,
                 cleanup: (() -> Void)? = nil, release: (() -> Void)? = nil) {
-        self.compute = compute
+        if compute != nil || run != nil || cleanup != nil || release != nil {
+            extras = Extras(compute: compute, run: run, cleanup: cleanup, release: release)
+        }
         computeFunction = nil
         userData = nil
         isBindingGet = false
-        self.run = run
-        self.cleanup = cleanup
         hasCleanup = cleanup != nil
-        self.release = release
     }
 
     /// A computed (or custom binding get) computed by a C function, or (no
@@ -60,14 +143,11 @@ open class DerivedBody {
     /// override `runRelease`.
     public init(computeFunction: ComputeFunction?, userData: UnsafeMutableRawPointer?,
                 isBindingGet: Bool, hasCleanup: Bool = false, release: (() -> Void)?) {
-        compute = nil
+        if release != nil { extras = Extras(compute: nil, run: nil, cleanup: nil, release: release) }
         self.computeFunction = computeFunction
         self.userData = userData
         self.isBindingGet = isBindingGet
-        run = nil
-        cleanup = nil
         self.hasCleanup = hasCleanup
-        self.release = release
     }
 
     /// Effect: runs its body. Tracking: calls on_change with the revision.
@@ -75,41 +155,13 @@ open class DerivedBody {
 
     open func runCleanup() { cleanup?() }
 
-    /// Effect: the error its last run failed with, nil when it succeeded
-    /// (a fallible effect's body sets it on each run).
-    public final var failure: TetherError?
-    /// Effect: the owner's handle of the scope holding what its current run
-    /// created (0: it created nothing), freed before its next run and
-    /// before it is freed itself.
-    public final var ownedScope: UInt64 = 0
-    /// A fallible effect: a failing first SYNC run fails its creation.
-    public final var reportsToCreator = false
-    /// A fallible SYNC effect being created: its first run's failure goes
-    /// back to the creator (as the creation's error), not to the handler.
-    public final var creatorWaitsForFirstRun = false
-    /// The owner's handle of this node, for reports (set once it exists).
-    public final var ownerHandle: UInt64 = 0
-    /// Set when a creation failed after the node existed: the caller keeps
-    /// what it gave, so `finish` runs no release.
-    public final var releaseAbandoned = false
-
-    /// Effect: cleanups registered during the current run (Solid's
-    /// `onCleanup`), run in reverse order before the effect's own cleanup,
-    /// before the next run and on free. Touched only by the thread running
-    /// the effect's callbacks (they never run concurrently).
-    public final var addedCleanups: [() -> Void] = [] {
-        didSet { hasAddedCleanups = !addedCleanups.isEmpty }
-    }
-    /// `!addedCleanups.isEmpty`, stored: asked on every effect run.
-    public final private(set) var hasAddedCleanups = false
-
     /// Whether a run owes any cleanup call.
     @inline(__always)
     public final var hasAnyCleanup: Bool { hasCleanup || hasAddedCleanups }
 
     /// The registered cleanups, newest first, then the effect's own.
     public final func runCleanups() {
-        if !addedCleanups.isEmpty {
+        if hasAddedCleanups {
             let added = addedCleanups
             addedCleanups = []
             for cleanup in added.reversed() { cleanup() }
@@ -119,9 +171,9 @@ open class DerivedBody {
 
     /// The node's destroy: called once, by `finish`.
     open func runRelease() {
-        let r = release
-        release = nil
-        r?()
+        guard let extras, let r = extras.release else { return }
+        extras.release = nil
+        r()
     }
 
     /// Ends the node's callbacks: the owed cleanup, then the release.
