@@ -237,13 +237,19 @@ extension Graph {
     /// Empties the graph (runtime teardown). Returns every sink and body
     /// still held, for the owner to release once, outside its lock.
     public func releaseAll() -> (sinks: [ObserverSink], bodies: [DerivedBody]) {
+        // Moved out of the nodes (`take`), not copied: a copy cost each a
+        // retain here and a release when the nodes are destroyed below
+        // (profiled on S.js createComputations, with the array's growth:
+        // ~70 instructions an effect).
         var sinks: [ObserverSink] = []
+        sinks.reserveCapacity(observers.count)
         for i in observers.indices {
-            if let sink = observers[i].sink { sinks.append(sink) }
+            if let sink = observers[i].sink.take() { sinks.append(sink) }
         }
         var bodies: [DerivedBody] = []
+        bodies.reserveCapacity(derived.count + pendingBodyReleases.count)
         for d in derived.indices {
-            if let body = derived[d].body { bodies.append(body) }
+            if let body = derived[d].body.take() { bodies.append(body) }
         }
         for descriptor in descriptors.values {
             if let validator = descriptor.validator { sinks.append(validator.releaser) }
