@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """core_chain.py - instructions per recompute of the 50-deep chain on
-TetherCore alone (core_chain.swift: no runtime, no lock, no C face), beside
-the same chain through libtether.so (`bench_tether --icount chain N`) when
---bin names a directory holding bench_tether.
+TetherCore alone (core_chain.swift: no runtime, no lock, no C face), on a
+sketch of a leaner core in alien-signals' shape (sketch_chain.swift: the
+model alone, int values, none of Tether's other semantics), and through
+libtether.so (`bench_tether --icount chain N`) when --bin names a directory
+holding bench_tether.
 
     python3 benchmarks/icount/core/core_chain.py [--bin .build-bench/bin]
 
 Builds core_chain.swift with the core's sources into one optimized module
-(the release flags of Package.swift's fastPaths, whole-module), runs it
-under callgrind for N and 2N writes and prints (I(2N) - I(N)) / N / 50.
+(the release flags of Package.swift's fastPaths, whole-module), and
+sketch_chain.swift alone, runs each under callgrind for N and 2N writes and
+prints (I(2N) - I(N)) / N / 50.
 Not run by `make bench`: issue 16's eighth round measured the floor of the
 evaluation model with it (docs/performance.md). Standard library only.
 """
@@ -36,20 +39,24 @@ def main():
     swiftc = shutil.which("swiftc")
     if valgrind is None or swiftc is None:
         sys.exit("core_chain.py: needs valgrind and swiftc on PATH")
-    out = os.path.join(tempfile.mkdtemp(prefix="core-chain-"), "core_chain")
+    scratch = tempfile.mkdtemp(prefix="core-chain-")
+    flags = ["-O", "-wmo", "-enforce-exclusivity=unchecked", "-parse-as-library"]
+    core = os.path.join(scratch, "core_chain")
     sources = sorted(glob.glob(os.path.join(ROOT, "Sources", "TetherCore", "*.swift")))
-    build = [swiftc, "-O", "-wmo", "-enforce-exclusivity=unchecked", "-package-name", "tether",
-             "-module-name", "TetherCore", "-parse-as-library", *sources,
-             os.path.join(HERE, "core_chain.swift"), "-o", out]
-    subprocess.run(build, check=True)
-    check = subprocess.run([out, "3"], capture_output=True, text=True)
-    if not check.stdout.startswith("ok"):
-        sys.exit("core_chain.py: the chain's check failed: " + check.stdout + check.stderr)
-    value, err, _ = measure(no_aslr(), valgrind, lambda reps: [out, str(reps)], N, 50,
-                            "__vfprintf_internal", result_lines=False)
-    if err is not None:
-        sys.exit("core_chain.py: " + err)
-    print("TetherCore alone (Swift closures, no lock, no C face): %.0f instructions a recompute" % value)
+    subprocess.run([swiftc, *flags, "-package-name", "tether", "-module-name", "TetherCore", *sources,
+                    os.path.join(HERE, "core_chain.swift"), "-o", core], check=True)
+    sketch = os.path.join(scratch, "sketch_chain")
+    subprocess.run([swiftc, *flags, os.path.join(HERE, "sketch_chain.swift"), "-o", sketch], check=True)
+    for label, exe in (("TetherCore alone (Swift closures, no lock, no C face)", core),
+                       ("the sketch of a leaner core (sketch_chain.swift)", sketch)):
+        check = subprocess.run([exe, "3"], capture_output=True, text=True)
+        if not check.stdout.startswith("ok"):
+            sys.exit("core_chain.py: %s: the chain's check failed: %s%s" % (exe, check.stdout, check.stderr))
+        value, err, _ = measure(no_aslr(), valgrind, lambda reps, exe=exe: [exe, str(reps)], N, 50,
+                                "__vfprintf_internal", result_lines=False)
+        if err is not None:
+            sys.exit("core_chain.py: " + err)
+        print("%s: %.0f instructions a recompute" % (label, value))
     if args.bin:
         exe = os.path.join(args.bin, "bench_tether")
         value, err, _ = measure(no_aslr(), valgrind, lambda reps: [exe, "--icount", "chain", str(reps)], 20, 51 * 50,
