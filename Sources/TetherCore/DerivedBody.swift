@@ -16,7 +16,7 @@ open class DerivedBody {
     /// computed and effect) neither initializes nor destroys it: the Swift
     /// API's closures, a custom equality, cleanups added during a run, a
     /// fallible effect's failure. Profiled on S.js createComputations: as
-    /// stored fields these made a C effect's body 160 bytes, initialized
+    /// stored fields these made a C effect's body 241 bytes, initialized
     /// and released five optional closures, an error and an array, ~90
     /// instructions of each making and freeing (issue 16, eighth round).
     final class Extras {

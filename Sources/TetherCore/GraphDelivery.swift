@@ -240,7 +240,7 @@ extension Graph {
         // Moved out of the nodes (`take`), not copied: a copy cost each a
         // retain here and a release when the nodes are destroyed below
         // (profiled on S.js createComputations, with the array's growth:
-        // ~70 instructions an effect).
+        // ~58 instructions an effect).
         var sinks: [ObserverSink] = []
         sinks.reserveCapacity(observers.count)
         for i in observers.indices {
