@@ -47,8 +47,8 @@ final class CEffectBody: DerivedBody {
             // A fallible effect: its return says whether this run failed.
             let before = tether_internal_error_count()
             let code = fallible(handle, userData)
-            failure = code == 0 ? nil : callbackFailure(code < 0 ? code : Int32(-1), failuresBefore: before,
-                                                        what: "its effect callback")
+            runFailure = code == 0 ? nil : callbackFailure(code < 0 ? code : Int32(-1), failuresBefore: before,
+                                                           what: "its effect callback")
         } else {
             fn?(handle, userData)
         }

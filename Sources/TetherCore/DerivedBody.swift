@@ -27,6 +27,7 @@ open class DerivedBody {
         var equals: ((Value, Value) -> Bool)?
         var addedCleanups: [() -> Void] = []
         var failure: TetherError?
+        var runFailure: TetherError?
 
         init(compute: ((inout Value) -> TetherError?)?, run: ((UInt64) -> Void)?,
              cleanup: (() -> Void)?, release: (() -> Void)?) {
@@ -65,7 +66,11 @@ open class DerivedBody {
     /// not overridden: it is asked on every effect run.
     public final let hasCleanup: Bool
     /// A fallible effect: a failing first SYNC run fails its creation.
-    public final var reportsToCreator = false
+    /// Set before the body is shared: it makes `extras` then, so a run on
+    /// another thread never has to (`runFailure`).
+    public final var reportsToCreator = false {
+        didSet { if reportsToCreator { _ = writableExtras } }
+    }
     /// A fallible SYNC effect being created: its first run's failure goes
     /// back to the creator (as the creation's error), not to the handler.
     public final var creatorWaitsForFirstRun = false
@@ -103,14 +108,26 @@ open class DerivedBody {
         }
     }
 
-    /// Effect: the error its last run failed with, nil when it succeeded
-    /// (a fallible effect's body sets it on each run).
+    /// Effect: the error its last run failed with, nil when it succeeded.
+    /// Read and written under the owner's graph lock only (any thread may
+    /// ask for it: tether_effect_last_error): the owner publishes each run's
+    /// `runFailure` here once it holds the lock again after the run.
     public final var failure: TetherError? {
         get { extras?.failure }
         set {
             if newValue == nil && extras == nil { return }
             writableExtras.failure = newValue
         }
+    }
+
+    /// A fallible effect: what the run being made failed with, set by the
+    /// body's `runBody` on the thread running it (without the graph lock)
+    /// and taken by the owner on that same thread, so no other thread ever
+    /// touches it. `reportsToCreator` made `extras` before the body was
+    /// shared; a body without it records nothing.
+    public final var runFailure: TetherError? {
+        get { extras?.runFailure }
+        set { extras?.runFailure = newValue }
     }
 
     /// Effect: cleanups registered during the current run (Solid's

@@ -27,7 +27,9 @@ extension Runtimes {
         // creation's. Preact's rule.
         if body.creatorWaitsForFirstRun {
             body.creatorWaitsForFirstRun = false  // the run was deferred (created inside a callback)
-        } else if sync, let failure = body.failure, body.ownerHandle == handle, body.reportsToCreator {
+        } else if sync && body.reportsToCreator && body.ownerHandle == handle,
+                  // Under the graph lock: another thread may run it again meanwhile.
+                  let failure = (try? effectFailure(handle)) ?? nil {
             body.releaseAbandoned = true
             try? freeDerived(handle, .effect)
             throw failure

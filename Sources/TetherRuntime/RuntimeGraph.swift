@@ -52,6 +52,7 @@ import TetherCore
         }
         DeliveryContext.leave(entry)
         lock.lock()
+        if ran && body.reportsToCreator { publishRun(of: body) }
         return ran
     }
 
@@ -62,9 +63,18 @@ import TetherCore
     private func reportRun(of body: DerivedBody) {
         if body.creatorWaitsForFirstRun {
             body.creatorWaitsForFirstRun = false
-        } else if let failure = body.failure, let report = reportEffectFailure {
+        } else if let failure = body.runFailure, let report = reportEffectFailure {
             report(body.ownerHandle, failure)
         }
+    }
+
+    /// The run's outcome becomes the effect's last error under the graph
+    /// lock, where tether_effect_last_error reads it from any thread (set
+    /// during the run, without the lock, it raced with those reads).
+    @inline(never)
+    private func publishRun(of body: DerivedBody) {
+        body.failure = body.runFailure
+        body.runFailure = nil
     }
 
     /// Effects own what their runs create (nested effects, computeds, scopes,

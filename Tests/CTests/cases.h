@@ -193,6 +193,7 @@
   X(computed_custom_equality) \
   X(effects_on_cleanup) \
   X(effects_fallible) \
+  X(effects_fallible_last_error_across_threads) \
   X(effects_nested_ownership) \
   X(path_tracking_siblings_and_ancestors) \
   X(path_tracking_cutoff) \

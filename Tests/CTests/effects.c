@@ -29,6 +29,8 @@
  * Build: cc -std=c99 effects.c $(pkg-config --cflags --libs tether) -lpthread
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1255,6 +1257,76 @@ TEST_CASE(effects_fallible) {
   CHECK_INT_EQ(f.destroyed, 2);        /* e and the loop effect, not the refused one */
   CHECK_INT_EQ(f.handler_destroyed, 2);
   return check_report("effects_fallible");
+}
+
+/* tether_effect_last_error from another thread while the effect runs:
+ * a writer thread keeps making a SYNC fallible effect fail and succeed (it
+ * runs on the writer's thread, without the graph lock), a reader thread
+ * keeps asking for its last error. Every answer must be whole: TETHER_OK
+ * with "", or TETHER_EINVAL with the run's message, never a mix, and never
+ * a torn string (under ThreadSanitizer: never a race). */
+typedef struct {
+  tether_effect_t effect;
+  tether_state_t source;
+  atomic_int started, done;
+  int torn, answers;
+} last_error_race_t;
+
+static void *last_error_reader(void *arg) {
+  last_error_race_t *r = arg;
+  char msg[256];
+  int code;
+  do {
+    if (tether_effect_last_error(r->effect, &code, msg, sizeof msg, NULL) != TETHER_OK) {
+      r->torn++;
+    } else {
+      r->answers++;
+      if (code == TETHER_OK ? msg[0] != '\0'
+                            : code != TETHER_EINVAL || strstr(msg, "effect callback returned") == NULL)
+        r->torn++;
+    }
+    atomic_store(&r->started, 1);
+  } while (!atomic_load(&r->done));
+  return NULL;
+}
+
+static void *last_error_writer(void *arg) {
+  last_error_race_t *r = arg;
+  int i;
+  while (!atomic_load(&r->started)) sched_yield(); /* the reader is in its loop: they overlap */
+  /* Odd writes fail the run (2), even ones (3, 5, 7, ...) let it succeed. */
+  for (i = 0; i < 3000; i++) tether_state_set_int(r->source, i % 2 ? 2 : i + 3);
+  atomic_store(&r->done, 1);
+  return NULL;
+}
+
+TEST_CASE(effects_fallible_last_error_across_threads) {
+  tether_runtime_t rt;
+  fallible_t f;
+  last_error_race_t r;
+  pthread_t reader, writer;
+  int code = 99;
+  memset(&f, 0, sizeof f);
+  memset(&r, 0, sizeof r);
+  atomic_init(&r.started, 0);
+  atomic_init(&r.done, 0);
+
+  if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report("effects_fallible_last_error_across_threads");
+  CHECK_OK(tether_state_new_int(rt, 0, 0, &f.source));
+  CHECK_OK(tether_runtime_on_effect_error(rt, on_effect_error, &f, NULL));
+  CHECK_OK(tether_effect_new_fallible(rt, TETHER_EFFECT_SYNC, fails_on_two, NULL, &f, NULL, &r.effect));
+  r.source = f.source;
+  CHECK(pthread_create(&reader, NULL, last_error_reader, &r) == 0);
+  CHECK(pthread_create(&writer, NULL, last_error_writer, &r) == 0);
+  pthread_join(writer, NULL);
+  pthread_join(reader, NULL);
+  CHECK_INT_EQ(r.torn, 0);
+  CHECK(r.answers > 0);
+  CHECK_INT_EQ(f.reported, 1500); /* every odd write failed the run */
+  CHECK_OK(tether_effect_last_error(r.effect, &code, NULL, 0, NULL));
+  CHECK_INT_EQ(code, TETHER_EINVAL);
+  CHECK_OK(tether_runtime_free(rt));
+  return check_report("effects_fallible_last_error_across_threads");
 }
 
 /* ---- effects own what their runs create --------------------------------- */

@@ -69,6 +69,19 @@ import Testing
         #expect(body.failure == nil)
     }
 
+    @Test func aRunsFailureIsRecordedOnlyByAFallibleBody() {
+        let plain = bare()
+        plain.runFailure = TetherError(.invalidArgument, "dropped")
+        #expect(plain.runFailure == nil)    // not fallible: nothing to record it in
+        let fallible = bare()
+        fallible.reportsToCreator = true    // made its extras before being shared
+        fallible.runFailure = TetherError(.invalidArgument, "its effect callback returned -22")
+        #expect(fallible.runFailure?.code == .invalidArgument && fallible.failure == nil)
+        fallible.failure = fallible.runFailure   // what the owner publishes under its lock
+        fallible.runFailure = nil
+        #expect(fallible.failure?.code == .invalidArgument && fallible.runFailure == nil)
+    }
+
     @Test func addedCleanupsRunNewestFirstThenTheOwnOnceEach() {
         var events: [String] = []
         let body = DerivedBody(run: { _ in }, cleanup: { events.append("own") })

@@ -172,9 +172,9 @@ final class FallibleEffectBody: DerivedBody {
     override func runBody(_ revision: UInt64) {
         do {
             try body()
-            failure = nil
+            runFailure = nil
         } catch {
-            failure = TetherError.from(error)
+            runFailure = TetherError.from(error)
         }
     }
 }
