@@ -791,8 +791,9 @@ int tether_runtime_on_effect_error(tether_runtime_t rt, tether_effect_error_fn f
 
 /* The error of the effect's last run: *code gets TETHER_OK when it
  * succeeded (or it is not a fallible effect) and buf its message
- * (snprintf-style; "" for none). Errors: TETHER_EINVAL (code NULL, buf NULL
- * with size > 0), TETHER_ESTALE. */
+ * (snprintf-style; "" for none). Any thread may ask, also while the effect
+ * runs on another: the answer is that of the last run that finished, whole.
+ * Errors: TETHER_EINVAL (code NULL, buf NULL with size > 0), TETHER_ESTALE. */
 int tether_effect_last_error(tether_effect_t e, int *code, char *buf, size_t size, size_t *len);
 
 /* Ownership: an effect owns what its run creates (Solid's and Vue's rule):
