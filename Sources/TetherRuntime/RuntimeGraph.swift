@@ -44,16 +44,16 @@ import TetherCore
         if tether_internal_stack_is_low() != 0 { return false }
         lock.unlock()
         let entry = DeliveryContext.enter(runtimeID, round: round, cause)
-        let ran = !entry.refused
-        if ran {
+        // Only fallible effects fail: one check for the rest.
+        let fallible = !entry.refused && body.reportsToCreator
+        if !entry.refused {
             body.runBody(revision)
-            // Only fallible effects fail: one check for the rest.
-            if body.reportsToCreator { reportRun(of: body) }
+            if fallible { reportRun(of: body) }
         }
         DeliveryContext.leave(entry)
         lock.lock()
-        if ran && body.reportsToCreator { publishRun(of: body) }
-        return ran
+        if fallible { publishRun(of: body) }
+        return !entry.refused
     }
 
     /// After a fallible effect's run: a failed run reaches the host's
