@@ -38,22 +38,14 @@ import TetherCore
     }
 
     override func callBody(_ body: DerivedBody, _ revision: UInt64, _ round: UInt32, _ cause: Cause) -> Bool {
-        // `asCallback` written out: given a closure, the body's run went
-        // through the closure's own function (S.js update1to1000 -0.5%
-        // without it).
-        if tether_internal_stack_is_low() != 0 { return false }
-        lock.unlock()
-        let entry = DeliveryContext.enter(runtimeID, round: round, cause)
         // Only fallible effects fail: one check for the rest.
-        let fallible = !entry.refused && body.reportsToCreator
-        if !entry.refused {
+        let fallible = body.reportsToCreator
+        let ran = asCallback(round, cause) {
             body.runBody(revision)
             if fallible { reportRun(of: body) }
         }
-        DeliveryContext.leave(entry)
-        lock.lock()
-        if fallible { publishRun(of: body) }
-        return !entry.refused
+        if ran && fallible { publishRun(of: body) }
+        return ran
     }
 
     /// After a fallible effect's run: a failed run reaches the host's
