@@ -7,11 +7,16 @@ public struct Peer: Sendable, Equatable, CustomStringConvertible {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
+    /// The peer process's supplementary groups when it connected
+    /// (SO_PEERGROUPS); nil where the kernel cannot tell (before Linux
+    /// 4.13), and group grants then read the user database.
+    public var groups: [UInt32]?
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32]? = nil) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
 
     /// The credentials of the process at the other end of `fd`.
@@ -21,7 +26,23 @@ public struct Peer: Sendable, Equatable, CustomStringConvertible {
         var cred = Credentials()
         var length = socklen_t(MemoryLayout<Credentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0 else { return nil }
-        return Peer(pid: cred.pid, uid: cred.uid, gid: cred.gid)
+        return Peer(pid: cred.pid, uid: cred.uid, gid: cred.gid, groups: peerGroups(fd))
+    }
+
+    /// SO_PEERGROUPS: the groups the peer process had when it connected,
+    /// which is what it may act as (a user database lookup would grant a
+    /// process that dropped a group, or miss one given by newgrp/sg).
+    static func peerGroups(_ fd: Int32) -> [UInt32]? {
+        let soPeerGroups: Int32 = 59  // <asm-generic/socket.h>; not in Glibc's module
+        var list = [gid_t](repeating: 0, count: 64)
+        var length = socklen_t(list.count * MemoryLayout<gid_t>.size)
+        if getsockopt(fd, SOL_SOCKET, soPeerGroups, &list, &length) != 0 {
+            // ERANGE: the kernel put the size it needs in `length`.
+            guard errno == ERANGE, length > 0, Int(length) <= 65536 * MemoryLayout<gid_t>.size else { return nil }
+            list = [gid_t](repeating: 0, count: Int(length) / MemoryLayout<gid_t>.size)
+            guard getsockopt(fd, SOL_SOCKET, soPeerGroups, &list, &length) == 0 else { return nil }
+        }
+        return Array(list.prefix(Int(length) / MemoryLayout<gid_t>.size))
     }
 
     public var description: String { "pid=\(pid) uid=\(uid) gid=\(gid)" }
@@ -157,9 +178,11 @@ public struct AccessPolicy: Sendable {
         return rules.isEmpty ? nil : Grant(everything: false, rules: rules)
     }
 
-    /// The peer's primary group and the supplementary groups of its user.
+    /// The peer's primary group and its process's supplementary groups
+    /// (SO_PEERGROUPS), or, where the kernel cannot tell, its user's.
     private static func groups(of peer: Peer) -> [UInt32] {
         var result = [peer.gid]
+        if let groups = peer.groups { return result + groups }
         guard let pw = getpwuid(peer.uid), let name = pw.pointee.pw_name else { return result }
         var count: Int32 = 64
         var list = [gid_t](repeating: 0, count: Int(count))

@@ -75,6 +75,11 @@ public final class Daemon {
         guard rc == 0 else {
             throw Daemon.uvError(options.listenFD == nil ? "uv_listen" : "uv_listen on fd \(options.listenFD!) (LISTEN_FDS: the socket systemd passed)", rc)
         }
+        // Every connection is a descriptor: the soft limit goes up to the
+        // hard one, and what the daemon holds before its first connection
+        // is counted, so that the reserve for its uid and root is real.
+        service.admission.descriptorLimit = Admission.raiseDescriptorLimit()
+        service.admission.descriptorBase = Admission.openDescriptors()
 
         uv_check_init(loop, turnEnd)
         turnEnd.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -165,6 +170,9 @@ public final class Daemon {
         session.connection = connection
         connection.session = session
         connections[ObjectIdentifier(connection)] = connection
+        // A refused peer is never read: its error reply goes out at the
+        // end of this turn and the connection closes behind it.
+        if session.isRefused { return }
         if options.verbose { log.event("connect", "peer" => peer.description) }
         let rc = connection.startReading()
         if rc != 0 { connection.close() }

@@ -28,30 +28,46 @@ public final class Service {
     /// (SimpleSetCallTests, the fuzzer).
     public var simpleCalls = true
 
-    public init(store: Store, policy: AccessPolicy, log: EventLog) {
+    /// Who may hold a connection, and how much of the daemon each uid may
+    /// hold (decided from the peer's credentials, before it is read).
+    let admission: Admission
+
+    public init(store: Store, policy: AccessPolicy, log: EventLog, admission limits: AdmissionLimits = .defaults) {
         self.store = store
         self.policy = policy
         self.log = log
+        admission = Admission(limits: limits, owner: policy.owner)
         committer = store.sink as? GroupCommitter
         store.onCommit = { [unowned self] commit in self.publish(commit) }
     }
 
     public var watchCount: Int { watchers.count }
 
-    /// A new connection from `peer`.
+    /// A new connection from `peer`. A peer that may not connect (no
+    /// grant, or over its uid's caps) gets a session that is refused
+    /// already: its error reply is queued, it is closed once that is
+    /// written, and nothing it sends is read (`Session.isRefused`).
     public func open(peer: Peer) -> Session {
         let grant = policy.grant(for: peer)
-        let session = Session(service: self, peer: peer, grant: grant)
+        let decision = admission.admit(peer, granted: grant != nil)
         connectionCount += 1
-        if grant == nil {
-            log.event("refused", "peer" => peer.description, "reason" => "neither the daemon's uid, nor root, nor granted by the configuration")
+        guard case .refused(let error) = decision else {
+            admission.opened(peer.uid)
+            return Session(service: self, peer: peer, grant: grant, admitted: true)
         }
+        let session = Session(service: self, peer: peer, grant: nil, admitted: false)
+        if let count = admission.shouldLogRefusal(of: peer.uid) {
+            let reason = grant == nil ? "neither the daemon's uid, nor root, nor granted by the configuration" : error.detail
+            log.event("refused", "peer" => peer.description, "reason" => reason, "refusals" => "\(count)")
+        }
+        session.refuse(error)
         return session
     }
 
     /// The connection is gone: its watch ends.
     public func closed(_ session: Session) {
         connectionCount -= 1
+        if session.admitted { admission.closed(session.peer.uid, pendingInput: session.pendingInput) }
         session.dropOutput()
         if let w = session.watcher {
             watchers.removeAll { $0 === w }

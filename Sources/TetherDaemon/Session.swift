@@ -7,9 +7,12 @@ import TetherWire
 public final class Session {
     unowned let service: Service
     public let peer: Peer
-    /// What the peer may do; nil: it may not connect at all (its first call
-    /// is answered with PermissionDenied and the connection closes).
+    /// What the peer may do; nil: it may not connect at all (it is sent
+    /// PermissionDenied when it connects, and closed).
     let grant: Grant?
+    /// Whether the connection counts against its uid's caps (it was not
+    /// refused at accept).
+    let admitted: Bool
     private var decoder: MessageDecoder
     /// Replies of the current loop turn (tests and the fuzzer take them
     /// directly; the daemon tags them at the end of the turn).
@@ -48,16 +51,33 @@ public final class Session {
     /// Whether output of an ended turn still waits for its group.
     public var isHolding: Bool { !held.isEmpty }
 
-    init(service: Service, peer: Peer, grant: Grant?) {
+    init(service: Service, peer: Peer, grant: Grant?, admitted: Bool) {
         self.service = service
         self.peer = peer
         self.grant = grant
+        self.admitted = admitted
         decoder = MessageDecoder(maxMessage: service.store.limits.maxMessage)
     }
 
+    /// Refused at accept: the error is the only reply, sent before the
+    /// peer's first byte is read (none ever is), and the connection closes.
+    func refuse(_ error: VarlinkError) {
+        send(error.reply, oneway: false)
+        close("refused: \(error.detail)")
+    }
+
+    /// Whether the session was refused at accept (the transport does not
+    /// read from it).
+    public var isRefused: Bool { !admitted }
+
+    /// Bytes of an unfinished call buffered (counted against the uid's
+    /// `AdmissionLimits.inputBytesPerUid`).
+    var pendingInput: Int { decoder.pendingCount }
+
     /// Bytes read from the peer: every complete call is handled now.
     public func receive(_ bytes: UnsafeRawBufferPointer) {
-        guard closeReason == nil else { return }
+        guard closeReason == nil, admitted else { return }
+        let before = decoder.pendingCount
         decoder.append(bytes)
         while closeReason == nil {
             do {
@@ -68,6 +88,18 @@ public final class Session {
                 send(Reply(parameters: error.parameters, error: error.name), oneway: false)
                 close("\(error.detail)")
             }
+        }
+        let after = decoder.pendingCount
+        if !service.admission.changeInput(peer.uid, by: after - before) && closeReason == nil {
+            // The uid's connections hold more unfinished input than its cap:
+            // this one, which just grew, is cut off (its buffer goes when it
+            // closes), so many partial calls cannot add up past the cap.
+            let cap = service.admission.limits.inputBytesPerUid
+            let error = VarlinkError.limitExceeded(.input, maximum: cap, actual: service.admission.inputBytes(of: peer.uid),
+                                                   "uid \(peer.uid)'s connections hold more than \(cap) bytes of unfinished calls (tetherd --max-input-per-uid)")
+            service.log.event("input-cap", "peer" => peer.description, "buffered" => "\(service.admission.inputBytes(of: peer.uid))")
+            send(error.reply, oneway: false)
+            close(error.detail)
         }
     }
 
@@ -108,17 +140,14 @@ public final class Session {
             handleSimpleSet(set, grant, service)
             return
         }
+        // A session without a grant was refused at accept and is never
+        // read: its rights are decided before any of its bytes is parsed.
+        guard let grant else { return }
         let call: Call
         do {
             call = try Call(parsing: raw, limits: service.store.limits)
         } catch {
             send(error.reply, oneway: false)
-            return
-        }
-        guard let grant else {
-            service.log.event("refused", "peer" => peer.description, "reason" => "no grant for this uid")
-            send(VarlinkError.permissionDenied("uid \(peer.uid) may not use this daemon").reply, oneway: false)
-            close("refused: no grant for uid \(peer.uid)")
             return
         }
         do throws(VarlinkError) {

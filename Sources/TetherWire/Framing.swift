@@ -37,6 +37,8 @@ public struct MessageDecoder: Sendable {
     /// Bytes received and not yet handed out as messages.
     public var pendingCount: Int { buffer.count - start }
 
+    static let keptCapacity = 64 << 10
+
     /// Appends the next bytes of the stream.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         compact()
@@ -53,7 +55,10 @@ public struct MessageDecoder: Sendable {
     private mutating func compact() {
         guard start > 0 else { return }
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // An idle connection keeps a small buffer, not the one its
+            // largest call needed: the daemon counts a uid's unfinished
+            // input against a cap, and capacity kept here would not count.
+            if buffer.capacity > MessageDecoder.keptCapacity { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
             start = 0
         } else if start >= buffer.count - start {
             buffer.removeSubrange(0..<start)
@@ -72,6 +77,7 @@ public struct MessageDecoder: Sendable {
             MessageDecoder.firstNUL(in: raw, from: start + scanned)
         }
         guard let end = found else {
+            if start == buffer.count { compact() }  // every message handed out: let a large buffer go now
             scanned = buffer.count - start
             if scanned > maxMessage { throw fail(length: scanned, complete: false) }
             return nil

@@ -136,8 +136,11 @@ type Limits (
   max_depth: int
 )
 
-# The limit a LimitExceeded error names.
-type Limit (message, value, ops, preconditions, names, name_length)
+# The limit a LimitExceeded error names. connections and input are the
+# daemon's caps on one local uid (its open connections, the bytes of its
+# unfinished calls) and its reserve of descriptors for its own uid and root:
+# a connection refused by them gets the error at once and is closed.
+type Limit (message, value, ops, preconditions, names, name_length, connections, input)
 
 # Reads a state, or the part of it at path.
 # revision: the daemon's revision the read was made at.

@@ -139,6 +139,9 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
     public enum Limit: String, Sendable, CaseIterable {
         case message, value, ops, preconditions, names
         case nameLength = "name_length"
+        /// Admission caps on one uid (tetherd's Admission): its open
+        /// connections, the bytes of its unfinished calls.
+        case connections, input
     }
 
     public static func limitExceeded(_ limit: Limit, maximum: Int, actual: Int, _ message: String) -> VarlinkError {
