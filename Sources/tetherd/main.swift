@@ -61,6 +61,15 @@ struct Tetherd: ParsableCommand {
     @Option(help: "Unread bytes a watcher may have before it stops being sent changes and catches up from the log when it reads again.")
     var watchBuffer: Int = 4 << 20
 
+    @Option(help: "Connections one uid other than the daemon's and root may have open at once.")
+    var maxConnectionsPerUid: Int = AdmissionLimits.defaults.connectionsPerUid
+
+    @Option(help: "Bytes of unfinished calls the connections of one uid other than the daemon's and root may buffer together; past it the connection that grew is closed with LimitExceeded.")
+    var maxInputPerUid: Int = AdmissionLimits.defaults.inputBytesPerUid
+
+    @Option(help: "File descriptors kept for the daemon's own uid and root: other uids' connections are refused when only these are left.")
+    var reservedDescriptors: Int = AdmissionLimits.defaults.reservedDescriptors
+
     @Flag(help: "Log every connection and disconnection too.")
     var verbose = false
 
@@ -77,7 +86,12 @@ struct Tetherd: ParsableCommand {
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
             Session.highWater = max(64 << 10, watchBuffer)
             let store = try openStore(uid: uid, environment: environment, log: log)
-            let service = Service(store: store, policy: policy, log: log)
+            guard maxConnectionsPerUid >= 1, maxInputPerUid >= 1, reservedDescriptors >= 0 else {
+                throw TetherError(.invalidArgument, "--max-connections-per-uid and --max-input-per-uid must be at least 1, --reserved-descriptors at least 0")
+            }
+            let admission = AdmissionLimits(connectionsPerUid: maxConnectionsPerUid, inputBytesPerUid: maxInputPerUid,
+                                            reservedDescriptors: reservedDescriptors)
+            let service = Service(store: store, policy: policy, log: log, admission: admission)
             let listenFD = Systemd.listenFD()
             let daemon = try Daemon(service: service,
                                     options: .init(address: addr, listenFD: listenFD,

@@ -10,9 +10,11 @@ final class InProcessDaemon {
     let store: Store
     let service: Service
 
-    init(limits: Limits = .defaults, logCapacity: Int = 1000, policy: AccessPolicy? = nil) throws {
+    init(limits: Limits = .defaults, logCapacity: Int = 1000, policy: AccessPolicy? = nil,
+         admission: AdmissionLimits = .defaults) throws {
         store = try Store(limits: limits, logCapacity: logCapacity, epoch: "e1")
-        service = Service(store: store, policy: policy ?? AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
+        service = Service(store: store, policy: policy ?? AccessPolicy(owner: getuid()), log: EventLog(quiet: true),
+                          admission: admission)
     }
 
     func connect(uid: UInt32 = getuid()) -> Client {
