@@ -65,6 +65,14 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import varlink' >/dev/nul
     say "warning: pip could not install varlink; the protocol's Python tests will be skipped"
 fi
 
+# numpy: the hostile-peer test (Tests/hostile) computes 40,000 member
+# names that collided under the old member hash, 10 million tries, in it.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import numpy' >/dev/null 2>&1; then
+  say "missing: the Python numpy package; running: python3 -m pip install numpy"
+  python3 -m pip install -q numpy >/dev/null 2>&1 ||
+    say "warning: pip could not install numpy; the hostile-peer test's colliding-names scenarios will fail"
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
   if [ -x /opt/swift/usr/bin/swift ]; then
     die "swift is installed in /opt/swift/usr/bin but not on PATH. Run:" \

@@ -113,6 +113,22 @@ final class Connection {
         if queued < 0 { close() } else { queuedBytes += queued }
     }
 
+    /// A connection refused at accept: its one reply goes to the kernel
+    /// now (it is small: the socket's buffer takes it whole), and the
+    /// descriptor is closed in the same call, so a flood of refused peers
+    /// holds no descriptor past its accept.
+    func refuseNow() {
+        let bytes = session.takeOutput()
+        if !bytes.isEmpty {
+            bytes.withUnsafeBufferPointer { raw in
+                var buf = uv_buf_init(UnsafeMutableRawPointer(mutating: raw.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                      UInt32(raw.count))
+                _ = uv_try_write(stream, &buf, 1)
+            }
+        }
+        close()
+    }
+
     /// Waits for queued writes (uv_shutdown), then closes.
     private func shutdownThenClose() {
         guard !closing else { return }

@@ -170,9 +170,12 @@ public final class Daemon {
         session.connection = connection
         connection.session = session
         connections[ObjectIdentifier(connection)] = connection
-        // A refused peer is never read: its error reply goes out at the
-        // end of this turn and the connection closes behind it.
-        if session.isRefused { return }
+        // A refused peer is never read: its error reply goes out now and
+        // the descriptor is closed behind it.
+        if session.isRefused {
+            connection.refuseNow()
+            return
+        }
         if options.verbose { log.event("connect", "peer" => peer.description) }
         let rc = connection.startReading()
         if rc != 0 { connection.close() }
