@@ -19,7 +19,7 @@ public enum Base64 {
 
     /// Appends the encoding to `out`, for writers that build JSON in a buffer.
     public static func encode(_ bytes: [UInt8], into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4)
+        out.reserveGrowing((bytes.count + 2) / 3 * 4)
         alphabet.withUnsafeBufferPointer { table in
             var i = 0
             while i + 3 <= bytes.count {

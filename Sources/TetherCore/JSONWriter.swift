@@ -148,7 +148,7 @@ struct JSONWriter {
     static func writeString(_ s: String, into out: inout [UInt8]) {
         var s = s
         s.withUTF8 { bytes in
-            out.reserveCapacity(out.count + bytes.count + 2)
+            out.reserveGrowing(bytes.count + 2)
             out.append(UInt8(ascii: "\""))
             var runStart = 0
             for i in bytes.indices {
