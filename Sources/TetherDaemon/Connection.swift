@@ -14,6 +14,11 @@ final class Connection {
     /// Bytes handed to uv_write whose callbacks have not run yet.
     private(set) var queuedBytes = 0
     private var closing = false
+    /// Reading stopped while the peer's output is backed up (its calls
+    /// wait in the decoder until it reads).
+    private var readingStopped = false
+    /// In the daemon's list of connections to resume next turn.
+    var awaitingResume = false
 
     /// Past this many unwritten bytes a peer that does not read is cut off
     /// (memory stays bounded; a watch resumes from its revision).
@@ -46,7 +51,8 @@ final class Connection {
 
     private func didRead(_ nread: Int, _ buf: uv_buf_t) {
         if nread > 0 {
-            session.receive(UnsafeRawBufferPointer(start: buf.base, count: nread))
+            session.receive(UnsafeRawBufferPointer(start: buf.base, count: nread), sliced: true)
+            afterInput()
         } else if nread < 0 {
             if nread != Int(UV_EOF.rawValue) {
                 daemon.log.event("read-error", "peer" => session.peer.description,
@@ -54,6 +60,36 @@ final class Connection {
             }
             session.receivedEnd()
             close()
+        }
+    }
+
+    /// After a slice of calls: calls that still wait are handled on the
+    /// next loop turn, or, while the peer's output is backed up, once it
+    /// reads; meanwhile nothing more is read from it.
+    func afterInput() {
+        guard !closing, session.inputWaits else { return }
+        if session.isBackedUp {
+            if !readingStopped {
+                uv_read_stop(stream)
+                readingStopped = true
+            }
+        } else {
+            daemon.resumeLater(self)
+        }
+    }
+
+    /// The next slice of waiting calls (the daemon's idle turn, or output
+    /// that drained), and reading again once none waits.
+    func resume() {
+        guard !closing, !session.isBackedUp else { return }
+        if session.inputWaits { session.drainInput() }
+        if session.inputWaits {
+            afterInput()
+            return
+        }
+        if readingStopped {
+            readingStopped = false
+            if startReading() != 0 { close() }
         }
     }
 
@@ -72,6 +108,9 @@ final class Connection {
             // caught up). What it is sent goes out at the end of the turn.
             if queuedBytes < Session.lowWater && session.watcher?.behind == true { daemon.service.catchUp(session) }
         }
+        // Calls held back go on next turn (not in this one: the turn's
+        // end would keep handling slices as long as they made output).
+        if (readingStopped || session.inputWaits) && !session.isBackedUp { daemon.resumeLater(self) }
         if queuedBytes > Connection.maxQueuedBytes {
             daemon.log.event("slow-peer", "peer" => session.peer.description, "unwritten" => "\(queuedBytes)")
             close()
@@ -107,8 +146,10 @@ final class Connection {
             queuedBytes -= count
             session.unwritten = queuedBytes
             if status < 0 { close(); return }
-            // A watch that fell behind catches up as its peer reads.
+            // A watch that fell behind catches up as its peer reads, and
+            // calls held back while its output was backed up go on.
             if queuedBytes < Session.lowWater && session.watcher?.behind == true { daemon.service.catchUp(session) }
+            if readingStopped { resume() }
         }
         if queued < 0 { close() } else { queuedBytes += queued }
     }

@@ -41,6 +41,11 @@ public final class Daemon {
     private let sigterm = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
     private let sigint = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
     private var connections: [ObjectIdentifier: Connection] = [:]
+    /// Connections whose slice of calls ended with calls still waiting:
+    /// the next loop turn (an idle handle, so the poll does not block)
+    /// handles their next slices.
+    private var resumable: [Connection] = []
+    private let resumeIdle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
     /// The socket file this daemon made (and removes when it stops).
     private var ownedSocketPath: String?
     private var stopping = false
@@ -92,6 +97,8 @@ public final class Daemon {
         synced.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         let wake = synced
         service.committer?.setNotify { uv_async_send(wake) }
+        uv_idle_init(loop, resumeIdle)
+        resumeIdle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         uv_timer_init(loop, idleTimer)
         idleTimer.pointee.data = Unmanaged.passUnretained(self).toOpaque()
         let interval = max(options.progressInterval, 1)
@@ -125,6 +132,7 @@ public final class Daemon {
         guard loopClosed else { return }
         listener.deallocate()
         turnEnd.deallocate()
+        resumeIdle.deallocate()
         idleTimer.deallocate()
         synced.deallocate()
         sigterm.deallocate()
@@ -140,7 +148,9 @@ public final class Daemon {
         // What was answered goes out first, once durable.
         for session in service.drain() { session.connection?.flush() }
         service.committer?.setNotify(nil)  // its uv_async closes now
+        resumable.removeAll()
         for handle in [UnsafeMutableRawPointer(listener), UnsafeMutableRawPointer(turnEnd), UnsafeMutableRawPointer(idleTimer),
+                       UnsafeMutableRawPointer(resumeIdle),
                        UnsafeMutableRawPointer(synced),
                        UnsafeMutableRawPointer(sigterm), UnsafeMutableRawPointer(sigint)] {
             uv_close(handle.assumingMemoryBound(to: uv_handle_t.self), nil)
@@ -179,6 +189,30 @@ public final class Daemon {
         if options.verbose { log.event("connect", "peer" => peer.description) }
         let rc = connection.startReading()
         if rc != 0 { connection.close() }
+    }
+
+    /// `connection` has calls waiting for the next turn.
+    func resumeLater(_ connection: Connection) {
+        guard !stopping else { return }
+        if resumable.isEmpty {
+            uv_idle_start(resumeIdle) { handle in
+                Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().resumeWaiting()
+            }
+        }
+        if !connection.awaitingResume {
+            connection.awaitingResume = true
+            resumable.append(connection)
+        }
+    }
+
+    private func resumeWaiting() {
+        var batch: [Connection] = []
+        swap(&batch, &resumable)
+        for connection in batch {
+            connection.awaitingResume = false
+            connection.resume()  // may add itself again
+        }
+        if resumable.isEmpty { uv_idle_stop(resumeIdle) }
     }
 
     func connectionClosed(_ connection: Connection) {

@@ -32,7 +32,14 @@ public final class Service {
     /// hold (decided from the peer's credentials, before it is read).
     let admission: Admission
 
-    public init(store: Store, policy: AccessPolicy, log: EventLog, admission limits: AdmissionLimits = .defaults) {
+    /// Unread bytes a connection may have before its watch stops being sent
+    /// changes (it catches up from the log when it reads) and before its
+    /// next call is handled (`tetherd --watch-buffer`; at least 64 KiB).
+    public let watchBuffer: Int
+
+    public init(store: Store, policy: AccessPolicy, log: EventLog, admission limits: AdmissionLimits = .defaults,
+                watchBuffer: Int = Session.defaultHighWater) {
+        self.watchBuffer = max(64 << 10, watchBuffer)
         self.store = store
         self.policy = policy
         self.log = log

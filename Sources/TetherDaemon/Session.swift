@@ -42,11 +42,15 @@ public final class Session {
     /// becomes a cursor into the commit log; below `lowWater` it catches up.
     /// So a watcher that does not read costs the daemon at most this much
     /// (plus what the kernel buffers), however much is written meanwhile.
-    public static var highWater = 4 << 20
+    /// The service's setting (`tetherd --watch-buffer`), read once.
+    let highWater: Int
+    public static let defaultHighWater = 4 << 20
     public static let lowWater = 1 << 20
 
-    /// Whether the peer is too far behind to be sent more now.
-    var isBackedUp: Bool { unwritten + output.count + heldBytes + ready.count > Session.highWater }
+    /// Whether the peer is too far behind to be sent more now: no more
+    /// watch events, and no more of its calls handled, so a connection's
+    /// unread output is at most `highWater` plus one reply (`max_reply`).
+    var isBackedUp: Bool { unwritten + output.count + heldBytes + ready.count > highWater }
 
     /// Whether output of an ended turn still waits for its group.
     public var isHolding: Bool { !held.isEmpty }
@@ -56,6 +60,7 @@ public final class Session {
         self.peer = peer
         self.grant = grant
         self.admitted = admitted
+        highWater = service.watchBuffer
         decoder = MessageDecoder(maxMessage: service.store.limits.maxMessage)
     }
 
@@ -74,14 +79,49 @@ public final class Session {
     /// `AdmissionLimits.inputBytesPerUid`).
     var pendingInput: Int { decoder.pendingCount }
 
-    /// Bytes read from the peer: every complete call is handled now.
-    public func receive(_ bytes: UnsafeRawBufferPointer) {
+    /// Bytes read from the peer: its complete calls are handled now, one
+    /// slice of them when `sliced` (the transport: `drainInput` says the
+    /// rest), else all of them (tests and the fuzzer, which take the output
+    /// themselves).
+    public func receive(_ bytes: UnsafeRawBufferPointer, sliced: Bool = false) {
         guard closeReason == nil, admitted else { return }
         let before = decoder.pendingCount
         decoder.append(bytes)
+        drainInput(inputBefore: before, sliced: sliced)
+    }
+
+    /// Calls handled in one slice: a connection that pipelines thousands
+    /// of calls (or a few big Gets) answers them over several loop turns,
+    /// between which every other connection is served.
+    public static let sliceCalls = 64
+    /// Output one slice may make before it yields (a slice ends after the
+    /// call that passes it).
+    public static let sliceBytes = 1 << 20
+
+    /// Whether complete calls wait in the decoder: the slice ended, or the
+    /// peer's unread output is over `highWater` (then the transport stops
+    /// reading until it drains: backpressure instead of buffering replies
+    /// without bound, or cutting off a peer that reads).
+    public private(set) var inputWaits = false
+
+    /// Handles the complete calls buffered, one slice: up to `sliceCalls`
+    /// calls or `sliceBytes` of output, and none while the output is backed
+    /// up. Returns whether calls still wait (the caller resumes it on a
+    /// later turn, or when the output drains).
+    @discardableResult
+    public func drainInput(inputBefore: Int? = nil, sliced: Bool = true) -> Bool {
+        let before = inputBefore ?? decoder.pendingCount
+        let outputBefore = output.count
+        var calls = 0
+        inputWaits = false
         while closeReason == nil {
+            if sliced && (isBackedUp || calls >= Session.sliceCalls || output.count - outputBefore >= Session.sliceBytes) {
+                inputWaits = decoder.hasCompleteMessage
+                break
+            }
             do {
                 guard try decoder.nextMessage({ handle($0) }) != nil else { break }
+                calls += 1
             } catch {
                 // Past the message limit the stream cannot be trusted: say
                 // why and close (docs/protocol.md, "Bad input").
@@ -89,6 +129,12 @@ public final class Session {
                 close("\(error.detail)")
             }
         }
+        accountInput(from: before)
+        return inputWaits
+    }
+
+    /// The uid's count of unfinished input follows this connection's.
+    private func accountInput(from before: Int) {
         let after = decoder.pendingCount
         if !service.admission.changeInput(peer.uid, by: after - before) && closeReason == nil {
             // The uid's connections hold more unfinished input than its cap:

@@ -97,6 +97,12 @@ public struct MessageDecoder: Sendable {
         try nextMessage { Array($0) }
     }
 
+    /// Whether a whole message is buffered (a NUL after the handed-out ones).
+    public var hasCompleteMessage: Bool {
+        guard failure == nil else { return true }  // nextMessage throws it
+        return buffer.withUnsafeBytes { raw in MessageDecoder.firstNUL(in: raw, from: start + scanned) } != nil
+    }
+
     /// Call at the end of the stream, once `next` has returned nil: throws
     /// io.tether.InvalidCall when bytes without a NUL remain (the peer
     /// closed in the middle of a message), or the error `next` threw.

@@ -84,14 +84,13 @@ struct Tetherd: ParsableCommand {
             let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
                 ?? DaemonAddress.standard(uid: uid, environment: environment)
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
-            Session.highWater = max(64 << 10, watchBuffer)
             let store = try openStore(uid: uid, environment: environment, log: log)
             guard maxConnectionsPerUid >= 1, maxInputPerUid >= 1, reservedDescriptors >= 0 else {
                 throw TetherError(.invalidArgument, "--max-connections-per-uid and --max-input-per-uid must be at least 1, --reserved-descriptors at least 0")
             }
             let admission = AdmissionLimits(connectionsPerUid: maxConnectionsPerUid, inputBytesPerUid: maxInputPerUid,
                                             reservedDescriptors: reservedDescriptors)
-            let service = Service(store: store, policy: policy, log: log, admission: admission)
+            let service = Service(store: store, policy: policy, log: log, admission: admission, watchBuffer: watchBuffer)
             let listenFD = Systemd.listenFD()
             let daemon = try Daemon(service: service,
                                     options: .init(address: addr, listenFD: listenFD,
