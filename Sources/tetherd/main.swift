@@ -67,8 +67,11 @@ struct Tetherd: ParsableCommand {
     func run() throws {
         let log = EventLog()
         let uid = getuid()
+        // Every file the daemon makes (the store, its WAL and SHM, the
+        // lock, snapshots, the socket before its chmod) is its own alone.
+        umask(0o077)
         var environment: [String: String] = [:]
-        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"] {
+        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"] {
             if let v = getenv(key) { environment[key] = String(cString: v) }
         }
         do {
@@ -146,10 +149,12 @@ struct Tetherd: ParsableCommand {
             if access(candidate, R_OK) == 0 { path = candidate }
         }
         guard let path else { return AccessPolicy(owner: uid) }
-        guard let file = fopen(path, "r") else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0, let file = fdopen(fd, "r") else {
             throw TetherError(.notFound, "cannot read the access configuration \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
+        try AccessPolicy.checkStrictModes(path, descriptor: fd, daemonUID: uid)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
