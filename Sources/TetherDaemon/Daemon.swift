@@ -215,8 +215,14 @@ public final class Daemon {
             try Daemon.makeDirectory(address.directory, mode: system || grantsOthers ? 0o755 : 0o700)
         }
         try SocketFile.clearStale(address.path, address: address)
-        let rc = uv_pipe_bind(listener, address.path)
-        guard rc == 0 else { throw Daemon.uvError("uv_pipe_bind \(address.path)", rc) }
+        // Bound here, not by uv_pipe_bind: libuv unlinks the path of a pipe
+        // it bound when the handle closes, whoever's socket it names by then.
+        let fd = try SocketFile.bind(address.path)
+        let rc = uv_pipe_open(listener, fd)
+        guard rc == 0 else {
+            close(fd)
+            throw Daemon.uvError("uv_pipe_open \(address.path)", rc)
+        }
         ownedSocket = SocketFile(boundAt: address.path)
         // Peer credentials decide who may do what; the mode only has to
         // let the granted uids reach the socket.

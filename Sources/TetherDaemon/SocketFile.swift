@@ -39,6 +39,24 @@ struct SocketFile {
         return unlink(path) == 0
     }
 
+    /// A new Unix stream socket bound to `path` (not yet listening).
+    static func bind(_ path: String) throws(TetherError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TetherError(.loopFailure, "socket: \(String(cString: strerror(errno)))") }
+        var addr = Systemd.unixAddress(path)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard rc == 0 else {
+            let code = errno
+            close(fd)
+            throw TetherError(code == EADDRINUSE ? .busy : .loopFailure, "cannot bind \(path): \(String(cString: strerror(code)))")
+        }
+        return fd
+    }
+
     // MARK: The directory
 
     /// The daemon's private socket directories (`$XDG_RUNTIME_DIR/tether`,
