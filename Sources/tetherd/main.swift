@@ -17,7 +17,7 @@ struct Tetherd: ParsableCommand {
         Under systemd it supports Type=notify and socket activation (LISTEN_FDS).
 
         Default address: $TETHER_ADDRESS, else unix:/run/tether/tetherd.sock for root, else \
-        unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:/tmp/tether-UID/tetherd.sock without XDG_RUNTIME_DIR).
+        unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:${TMPDIR:-/tmp}/tether-UID/tetherd.sock without XDG_RUNTIME_DIR; that per-user directory is made 0700, and one that is a link or not ours is refused).
 
         Access: the daemon's own uid and root may do everything; the configuration file (JSON, see \
         docs/daemon.md) grants other uids or groups read or read-write access to name prefixes. Default \
