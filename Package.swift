@@ -101,7 +101,8 @@ let package = Package(
         ),
         // Tests that start a real tetherd (and tetherctl, and PyPI's
         // varlink client) as processes on a temporary socket.
-        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon", "TetherDaemonFuzz"],
+        // They link the C face too (HijackTests call tether_remote_connect).
+        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon", "TetherDaemonFuzz", "Tether", "CTether"],
                     exclude: ["python_client.py"]),
         // A short Swift program that teaches the Swift API (`swift run tether-swift-example`).
         .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime"]),

@@ -80,7 +80,8 @@ typedef enum tether_error {
   TETHER_EUV = -12,       /* libuv reported an error (message has it)      */
   TETHER_EREADONLY = -13, /* the target refuses writes                     */
   TETHER_ECYCLE = -14,    /* a computed depends on itself                  */
-  TETHER_EREJECTED = -15  /* a validator (or transform) rejected the value */
+  TETHER_EREJECTED = -15, /* a validator (or transform) rejected the value */
+  TETHER_EUNTRUSTED = -16 /* the daemon's socket failed the trust checks   */
 } tether_error_t;
 
 /* A short static description of an error code ("stale handle"), or
@@ -1268,12 +1269,28 @@ int tether_scope_free(tether_scope_t scope);
 
 /* Connects rt to tetherd at address ("unix:/path/to/socket"; NULL: the
  * default: $TETHER_ADDRESS, else /run/tether/tetherd.sock for root, else
- * $XDG_RUNTIME_DIR/tether/tetherd.sock) and waits until connected.
+ * $XDG_RUNTIME_DIR/tether/tetherd.sock, else (no XDG_RUNTIME_DIR)
+ * ${TMPDIR:-/tmp}/tether-UID/tetherd.sock) and waits until connected.
+ * Before anything is sent, on this and every later connection of the
+ * remote (reconnections and each remote state's watch), the socket is
+ * checked: a per-user private directory ($XDG_RUNTIME_DIR/tether, the
+ * tether-UID fallback) must be a real directory (not a symbolic link)
+ * owned by this uid with mode 0700; any other socket directory must not
+ * be a symbolic link, must belong to this uid, root or $TETHER_DAEMON_UID
+ * and not be writable by group or others unless sticky; and the process
+ * listening must run as this uid, root or $TETHER_DAEMON_UID (a uid or
+ * user name: set it to trust a daemon that runs as another user), as
+ * SO_PEERCRED says. Another user's directory or server is thus never sent
+ * a call (docs/security-local.md).
  * Must not be called from a callback of rt. *out is yours to
  * tether_remote_free (tether_runtime_free closes its connections too).
  * Errors: TETHER_EINVAL (out NULL, bad address, rt not TETHER_LOOP_THREAD),
  * TETHER_ESTALE (rt), TETHER_EBUSY (inside a callback of rt), TETHER_EUV
- * (no daemon answers there: the message says why). */
+ * (no daemon answers there: the message says why), TETHER_EUNTRUSTED (the
+ * socket failed the checks above: the message names the path, its owner
+ * and what was wrong, e.g. "the private socket directory
+ * /tmp/tether-1000 belongs to uid 1001 (mallory), not to uid 1000
+ * (alice)"; nothing was sent). */
 int tether_remote_connect(tether_runtime_t rt, const char *address, tether_remote_t *out);
 
 /* Frees the remote: its connections close and every state it mirrors is
@@ -1288,7 +1305,8 @@ int tether_remote_free(tether_remote_t remote);
  * with tether_state_free (its watch ends) or with the remote.
  * Errors: TETHER_EINVAL (NULL name or out, bad name), TETHER_ESTALE
  * (remote), TETHER_EREADONLY (the daemon does not let this uid read it),
- * TETHER_EUV (the watch could not start). */
+ * TETHER_EUV (the watch could not start), TETHER_EUNTRUSTED (its watch
+ * connection failed the trust checks of tether_remote_connect). */
 int tether_remote_state(tether_remote_t remote, const char *name, tether_state_t *out);
 
 /* *out = whether the remote's connection is up now (writes fail with

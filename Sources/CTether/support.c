@@ -56,6 +56,7 @@ const char *tether_strerror(int code) {
   case TETHER_EREADONLY: return "read-only";
   case TETHER_ECYCLE: return "dependency cycle";
   case TETHER_EREJECTED: return "rejected by a validator";
+  case TETHER_EUNTRUSTED: return "untrusted daemon socket";
   default: return "unknown error";
   }
 }

@@ -18,6 +18,7 @@ public enum ErrorCode: Int32, Sendable, CaseIterable {
     case readOnly = -13         // TETHER_EREADONLY
     case cycle = -14            // TETHER_ECYCLE
     case rejected = -15         // TETHER_EREJECTED
+    case untrusted = -16        // TETHER_EUNTRUSTED
 }
 
 /// An error with a message that says what was wrong, in words a C programmer

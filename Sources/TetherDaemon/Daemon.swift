@@ -46,8 +46,9 @@ public final class Daemon {
     /// handles their next slices.
     private var resumable: [Connection] = []
     private let resumeIdle = UnsafeMutablePointer<uv_idle_t>.allocate(capacity: 1)
-    /// The socket file this daemon made (and removes when it stops).
-    private var ownedSocketPath: String?
+    /// The socket file this daemon made (and removes when it stops, if
+    /// its path still names the inode bound: SocketFile).
+    private var ownedSocket: SocketFile?
     private var stopping = false
     /// Whether `run` ended and closed the loop: only then do the handles
     /// belong to nobody and can be freed (deinit).
@@ -156,7 +157,7 @@ public final class Daemon {
             uv_close(handle.assumingMemoryBound(to: uv_handle_t.self), nil)
         }
         for connection in connections.values { connection.close() }
-        if let path = ownedSocketPath { unlink(path) }
+        ownedSocket?.remove()
     }
 
     // MARK: Connections
@@ -249,19 +250,28 @@ public final class Daemon {
     private func bind(_ address: DaemonAddress) throws(TetherError) {
         let grantsOthers = service.policy.grantsOthers
         let system = address.path.hasPrefix("/run/")
-        try Daemon.makeDirectory(address.directory, mode: system || grantsOthers ? 0o755 : 0o700)
-        if access(address.path, F_OK) == 0 {
-            if Daemon.someoneListens(at: address.path) {
-                throw TetherError(.busy, "another tetherd already listens on \(address) (stop it, or pass --address)")
-            }
-            unlink(address.path)  // left by a daemon that died
+        // A per-user private directory ($XDG_RUNTIME_DIR/tether, the
+        // /tmp/tether-UID fallback) is always 0700 and ours: clients refuse
+        // it otherwise (SocketTrust). Grants reach a daemon elsewhere.
+        let privateDirectory = SocketFile.isPrivateDirectory(address.directory)
+        if privateDirectory {
+            try SocketFile.makePrivateDirectory(address.directory)
+        } else {
+            try Daemon.makeDirectory(address.directory, mode: system || grantsOthers ? 0o755 : 0o700)
         }
-        let rc = uv_pipe_bind(listener, address.path)
-        guard rc == 0 else { throw Daemon.uvError("uv_pipe_bind \(address.path)", rc) }
-        ownedSocketPath = address.path
+        try SocketFile.clearStale(address.path, address: address)
+        // Bound here, not by uv_pipe_bind: libuv unlinks the path of a pipe
+        // it bound when the handle closes, whoever's socket it names by then.
+        let fd = try SocketFile.bind(address.path)
+        let rc = uv_pipe_open(listener, fd)
+        guard rc == 0 else {
+            close(fd)
+            throw Daemon.uvError("uv_pipe_open \(address.path)", rc)
+        }
+        ownedSocket = SocketFile(boundAt: address.path)
         // Peer credentials decide who may do what; the mode only has to
         // let the granted uids reach the socket.
-        chmod(address.path, system || grantsOthers ? 0o666 : 0o600)
+        chmod(address.path, (system || grantsOthers) && !privateDirectory ? 0o666 : 0o600)
     }
 
     /// mkdir -p; a directory made here gets `mode`. An existing private
@@ -273,7 +283,7 @@ public final class Daemon {
                 throw TetherError(.invalidArgument, "\(path) exists and is not a directory")
             }
             if mode == 0o700 && st.st_uid != getuid() {
-                throw TetherError(.invalidArgument, "\(path) belongs to uid \(st.st_uid), not to this user (\(getuid()))")
+                throw TetherError(.invalidArgument, "\(path) belongs to \(SocketTrust.describe(uid: st.st_uid)), not to this user (\(getuid())): refusing it")
             }
             return
         }

@@ -113,6 +113,15 @@ public final class SQLiteStore: SplitSyncSink {
         self.flushEvery = max(1, flushEvery)
         self.checkpointPages = max(1, checkpointPages)
         self.logCapacity = max(1, logCapacity)
+        // The store is 0600, whatever the umask: made so here (SQLite would
+        // make it 0644), or made so if an older daemon left it readable.
+        // SQLite gives the WAL and SHM it makes the database's mode.
+        let made = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if made >= 0 {
+            fchmod(made, 0o600)
+            close(made)
+        }
+        for suffix in ["-wal", "-shm", "-journal"] { DataDirectory.restrict(path + suffix) }
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         db = handle
@@ -561,33 +570,60 @@ public final class SQLiteStore: SplitSyncSink {
     }
 
     /// SQLite's online backup of the whole database into `target` (which
-    /// must not exist), after committing this turn's writes.
+    /// must not exist, not even as a dangling symbolic link), after
+    /// committing this turn's writes. The copy is written to a new 0600
+    /// file beside the target (mkstemp: O_CREAT|O_EXCL, never following a
+    /// link), then linked to the target's name: link(2) fails when that
+    /// name exists as anything, and never follows it. So a snapshot never
+    /// overwrites a file, never creates a symbolic link's target, and is
+    /// never readable by another uid; "exists" is not checked before the
+    /// file is made (no race between the check and the creation).
     public func snapshot(to target: String) throws -> UInt64 {
         try sync()
-        guard access(target, F_OK) != 0 else {
-            throw TetherError(.invalidArgument, "\(target) exists: a snapshot never overwrites a file")
-        }
-        var copy: OpaquePointer?
-        guard sqlite3_open_v2(target, &copy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let copy else {
-            let why = copy.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(copy)
-            unlink(target)
-            throw TetherError(.invalidArgument, "cannot create \(target): \(why)")
-        }
-        defer { sqlite3_close(copy) }
-        guard let backup = sqlite3_backup_init(copy, "main", db, "main") else {
-            let why = String(cString: sqlite3_errmsg(copy))
-            unlink(target)
-            throw TetherError(.loopFailure, "cannot copy the store to \(target): \(why)")
-        }
-        let rc = sqlite3_backup_step(backup, -1)
-        sqlite3_backup_finish(backup)
-        guard rc == SQLITE_DONE else {
-            unlink(target)
-            throw TetherError(.loopFailure, "copying the store to \(target) failed: \(String(cString: sqlite3_errstr(rc)))")
-        }
         var st = stat()
-        return stat(target, &st) == 0 ? UInt64(st.st_size) : 0
+        if lstat(target, &st) == 0 {
+            throw SQLiteStore.snapshotExists(target, st)
+        }
+        let directory = target.contains("/") ? DaemonAddress(path: target).directory : "."
+        var template = Array((directory + "/.tether-snapshot.XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }  // O_CREAT|O_EXCL, 0600
+        guard fd >= 0 else {
+            throw TetherError(.invalidArgument, "cannot create a snapshot in \(directory): \(String(cString: strerror(errno)))")
+        }
+        fchmod(fd, 0o600)
+        close(fd)
+        let temporary = String(cString: template)
+        defer {
+            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(temporary + suffix) }
+        }
+        do {
+            var copy: OpaquePointer?
+            guard sqlite3_open_v2(temporary, &copy, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let copy else {
+                let why = copy.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+                sqlite3_close(copy)
+                throw TetherError(.invalidArgument, "cannot create \(target): \(why)")
+            }
+            defer { sqlite3_close(copy) }
+            guard let backup = sqlite3_backup_init(copy, "main", db, "main") else {
+                throw TetherError(.loopFailure, "cannot copy the store to \(target): \(String(cString: sqlite3_errmsg(copy)))")
+            }
+            let rc = sqlite3_backup_step(backup, -1)
+            sqlite3_backup_finish(backup)
+            guard rc == SQLITE_DONE else {
+                throw TetherError(.loopFailure, "copying the store to \(target) failed: \(String(cString: sqlite3_errstr(rc)))")
+            }
+        }
+        guard link(temporary, target) == 0 else {
+            let code = errno
+            if code == EEXIST, lstat(target, &st) == 0 { throw SQLiteStore.snapshotExists(target, st) }
+            throw TetherError(.invalidArgument, "cannot create \(target): \(String(cString: strerror(code)))")
+        }
+        return lstat(target, &st) == 0 ? UInt64(st.st_size) : 0
+    }
+
+    private static func snapshotExists(_ target: String, _ st: stat) -> TetherError {
+        let what = (st.st_mode & S_IFMT) == S_IFLNK ? "is a symbolic link" : "exists"
+        return TetherError(.invalidArgument, "\(target) \(what): a snapshot never overwrites a file nor follows a link")
     }
 
     /// Makes the store in `directory` a copy of the snapshot at `source`,

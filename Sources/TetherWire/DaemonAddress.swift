@@ -9,8 +9,11 @@
 /// - `$TETHER_ADDRESS` when it is set (any client, any uid);
 /// - root: `unix:/run/tether/tetherd.sock` (the system daemon);
 /// - anyone else: `unix:$XDG_RUNTIME_DIR/tether/tetherd.sock`, or, without
-///   `XDG_RUNTIME_DIR`, `unix:/tmp/tether-UID/tetherd.sock` (the daemon
-///   makes that directory 0700 and refuses one it does not own).
+///   `XDG_RUNTIME_DIR`, `unix:${TMPDIR:-/tmp}/tether-UID/tetherd.sock` (as
+///   ssh-agent and tmux do). These two are the per-user *private*
+///   directories: the daemon makes them 0700 and refuses one that is not a
+///   directory of its own uid; clients refuse one that is a symbolic link,
+///   belongs to another uid or lets group or others in (SocketTrust).
 public struct DaemonAddress: Sendable, Equatable, CustomStringConvertible {
     /// The socket's path in the file system.
     public let path: String
@@ -51,8 +54,28 @@ public struct DaemonAddress: Sendable, Equatable, CustomStringConvertible {
         }
         if uid == 0 { return DaemonAddress(path: "/run/tether/tetherd.sock") }
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return DaemonAddress(path: runtime + "/tether/tetherd.sock")
+            return DaemonAddress(path: SocketTrust.normalized(runtime) + "/tether/tetherd.sock")
         }
-        return DaemonAddress(path: "/tmp/tether-\(uid)/tetherd.sock")
+        return DaemonAddress(path: fallbackDirectory(uid: uid, environment: environment) + "/tetherd.sock")
+    }
+
+    /// The directory used without `XDG_RUNTIME_DIR`: `${TMPDIR:-/tmp}/tether-UID`.
+    public static func fallbackDirectory(uid: UInt32, environment: [String: String]) -> String {
+        var base = "/tmp"
+        if let tmp = environment["TMPDIR"], tmp.hasPrefix("/") { base = SocketTrust.normalized(tmp) }
+        return (base == "/" ? "" : base) + "/tether-\(uid)"
+    }
+
+    /// The per-user private socket directories of `uid`: the ones
+    /// `standard` may pick (`$XDG_RUNTIME_DIR/tether`, when that is set, and
+    /// the fallback), whoever asks for them, and whether the address was
+    /// chosen by default or given.
+    public static func privateDirectories(uid: UInt32, environment: [String: String]) -> [String] {
+        var all: [String] = []
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            all.append(SocketTrust.normalized(SocketTrust.normalized(runtime) + "/tether"))
+        }
+        all.append(fallbackDirectory(uid: uid, environment: environment))
+        return all
     }
 }

@@ -386,6 +386,11 @@ error Cycle (message: string, name: ?string, op: ?int)
 # TETHER_EREJECTED: a validator refused the value.
 error Rejected (message: string, name: ?string, op: ?int)
 
+# TETHER_EUNTRUSTED: a client refused the socket (its directory, or who
+# listens on it) before sending anything (never sent by tetherd; kept so
+# that every code has a name).
+error Untrusted (message: string, name: ?string, op: ?int)
+
 """#
 
     /// protocol/org.varlink.service.varlink, byte for byte.

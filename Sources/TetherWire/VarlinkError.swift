@@ -118,6 +118,7 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
         case .readOnly: "ReadOnly"
         case .cycle: "Cycle"
         case .rejected: "Rejected"
+        case .untrusted: "Untrusted"
         }
     }
 

@@ -24,7 +24,7 @@ enum Exit {
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The daemon's address, unix:/path/to/socket.",
-        discussion: "Default: $TETHER_ADDRESS, else unix:/run/tether/tetherd.sock for root, else unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:/tmp/tether-UID/tetherd.sock without XDG_RUNTIME_DIR).",
+        discussion: "Default: $TETHER_ADDRESS, else unix:/run/tether/tetherd.sock for root, else unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:${TMPDIR:-/tmp}/tether-UID/tetherd.sock without XDG_RUNTIME_DIR). Before sending anything tetherctl checks the socket's directory and that the process listening is its own uid, root or $TETHER_DAEMON_UID (exit 3 otherwise).",
         valueName: "address"))
     var address: String?
 
@@ -44,8 +44,14 @@ struct GlobalOptions: ParsableArguments {
             let tried = address ?? "$TETHER_ADDRESS (\(Environment.current()["TETHER_ADDRESS"] ?? ""))"
             throw report(.cannotConnect(address: tried, reason: error.detail))
         }
+        let trust: SocketTrust
         do {
-            return try VarlinkConnection(address: daemon)
+            trust = try SocketTrust.current(environment: Environment.current())
+        } catch {
+            throw report(.untrusted(address: daemon.description, reason: error.message))
+        }
+        do {
+            return try VarlinkConnection(address: daemon, trust: trust)
         } catch {
             throw report(error)
         }
@@ -113,6 +119,9 @@ func report(_ error: ClientError) -> ExitCode {
         return ExitCode(Exit.cannotConnect)
     case .interrupted:
         return ExitCode(Exit.ok)
+    case .untrusted(let address, let reason):
+        Output.error("refusing to talk to \(address): \(reason)")
+        return ExitCode(Exit.cannotConnect)
     case .remote(let error):
         var line = error.name
         var rest = error.parameters

@@ -16,6 +16,8 @@ enum ClientError: Error {
     case badReply(String)
     /// A signal interrupted a read and `interrupted` said to stop.
     case interrupted
+    /// The socket failed the trust checks (SocketTrust): nothing was sent.
+    case untrusted(address: String, reason: String)
 }
 
 /// One connection to tetherd. Calls block until their reply has arrived;
@@ -30,11 +32,18 @@ final class VarlinkConnection {
     /// abandons the read (it throws `interrupted`); false reads on.
     var interrupted: () -> Bool = { false }
 
-    /// Connects to `address`.
-    init(address: DaemonAddress, limits: Limits = .defaults) throws(ClientError) {
+    /// Connects to `address`, after checking its directory, and checks
+    /// who listens there (SO_PEERCRED) before anything is sent.
+    init(address: DaemonAddress, trust: SocketTrust, limits: Limits = .defaults) throws(ClientError) {
         self.address = address
         self.limits = limits
         decoder = MessageDecoder(maxMessage: limits.maxReply)
+        do {
+            try trust.checkDirectory(of: address)
+        } catch {
+            fd = -1
+            throw .untrusted(address: address.description, reason: error.message)
+        }
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             throw .cannotConnect(address: address.description, reason: "socket: \(VarlinkConnection.errorText(errno))")
@@ -64,6 +73,13 @@ final class VarlinkConnection {
             let code = errno
             Glibc.close(fd)
             throw .cannotConnect(address: address.description, reason: VarlinkConnection.connectReason(code))
+        }
+        do {
+            try trust.checkPeer(socket: fd, address: address)
+        } catch {
+            Glibc.close(fd)
+            fd = -1
+            throw .untrusted(address: address.description, reason: error.message)
         }
     }
 

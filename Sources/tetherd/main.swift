@@ -17,7 +17,7 @@ struct Tetherd: ParsableCommand {
         Under systemd it supports Type=notify and socket activation (LISTEN_FDS).
 
         Default address: $TETHER_ADDRESS, else unix:/run/tether/tetherd.sock for root, else \
-        unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:/tmp/tether-UID/tetherd.sock without XDG_RUNTIME_DIR).
+        unix:$XDG_RUNTIME_DIR/tether/tetherd.sock (unix:${TMPDIR:-/tmp}/tether-UID/tetherd.sock without XDG_RUNTIME_DIR; that per-user directory is made 0700, and one that is a link or not ours is refused).
 
         Access: the daemon's own uid and root may do everything; the configuration file (JSON, see \
         docs/daemon.md) grants other uids or groups read or read-write access to name prefixes. Default \
@@ -76,8 +76,11 @@ struct Tetherd: ParsableCommand {
     func run() throws {
         let log = EventLog()
         let uid = getuid()
+        // Every file the daemon makes (the store, its WAL and SHM, the
+        // lock, snapshots, the socket before its chmod) is its own alone.
+        umask(0o077)
         var environment: [String: String] = [:]
-        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"] {
+        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"] {
             if let v = getenv(key) { environment[key] = String(cString: v) }
         }
         do {
@@ -159,10 +162,12 @@ struct Tetherd: ParsableCommand {
             if access(candidate, R_OK) == 0 { path = candidate }
         }
         guard let path else { return AccessPolicy(owner: uid) }
-        guard let file = fopen(path, "r") else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0, let file = fdopen(fd, "r") else {
             throw TetherError(.notFound, "cannot read the access configuration \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
+        try AccessPolicy.checkStrictModes(path, descriptor: fd, daemonUID: uid)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -26,6 +26,7 @@
   X(remote_callbacks) \
   X(remote_threads) \
   X(remote_bindings_and_computeds) \
+  X(remote_untrusted) \
   X(bad_input_error_strings) \
   X(bad_input_value_constructors) \
   X(bad_input_value_readers) \

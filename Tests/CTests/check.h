@@ -66,6 +66,7 @@ static inline const char *check_errname(int code) {
     case TETHER_EREADONLY: return "TETHER_EREADONLY";
     case TETHER_ECYCLE: return "TETHER_ECYCLE";
     case TETHER_EREJECTED: return "TETHER_EREJECTED";
+    case TETHER_EUNTRUSTED: return "TETHER_EUNTRUSTED";
     default: return "(not a tether error code)";
   }
 }

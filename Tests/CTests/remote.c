@@ -3,10 +3,15 @@
  * named remote_* and runs beside a daemon of its own (run.sh starts it with
  * support/with_tetherd.c and sets TETHER_ADDRESS).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "cases.h"
 #include "check.h"
@@ -231,4 +236,66 @@ TEST_CASE(remote_bindings_and_computeds) {
   }
   close_client(&c);
   return check_report("remote_bindings_and_computeds");
+}
+
+/* The trust checks of tether_remote_connect (docs/security-local.md): a
+ * private socket directory ($XDG_RUNTIME_DIR/tether) that lets group or
+ * others in, or that is a symbolic link (to the real daemon's directory,
+ * even), is refused with TETHER_EUNTRUSTED, and nothing is sent. */
+TEST_CASE(remote_untrusted) {
+  char base[] = "/tmp/remote-untrusted.XXXXXX";
+  char dir[64], sock[96], address[128], target[160];
+  const char *daemon = getenv("TETHER_ADDRESS");
+  struct sockaddr_un sa;
+  tether_runtime_t rt;
+  tether_remote_t r;
+  int listener, peer;
+  char byte;
+  char *slash;
+  if (!CHECK(daemon != NULL && strncmp(daemon, "unix:", 5) == 0) || !CHECK(mkdtemp(base) != NULL))
+    return check_report("remote_untrusted");
+  setenv("XDG_RUNTIME_DIR", base, 1);
+  snprintf(dir, sizeof dir, "%s/tether", base);
+  snprintf(sock, sizeof sock, "%s/tetherd.sock", dir);
+  snprintf(address, sizeof address, "unix:%s", sock);
+  CHECK(mkdir(dir, 0700) == 0);
+  CHECK(chmod(dir, 0755) == 0);
+  /* A listener of our own uid (the peer check passes): only the
+   * directory's mode is wrong. */
+  listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  memset(&sa, 0, sizeof sa);
+  sa.sun_family = AF_UNIX;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+  CHECK(bind(listener, (struct sockaddr *)&sa, sizeof sa) == 0);
+  CHECK(listen(listener, 8) == 0);
+  CHECK_OK(tether_runtime_new(NULL, &rt));
+  CHECK_ERR(tether_remote_connect(rt, address, &r), TETHER_EUNTRUSTED);
+  CHECK_MENTIONS(dir);
+  CHECK_MENTIONS("mode 0755");
+  CHECK_STR_EQ(tether_strerror(TETHER_EUNTRUSTED), "untrusted daemon socket");
+  /* Whatever connection was made closed without a byte. */
+  fcntl(listener, F_SETFL, O_NONBLOCK);
+  while ((peer = accept(listener, NULL, NULL)) >= 0) {
+    CHECK(recv(peer, &byte, 1, 0) == 0);
+    close(peer);
+  }
+  /* 0700: the same listener is trusted (it is no tetherd, but connecting
+   * needs no answer). */
+  CHECK(chmod(dir, 0700) == 0);
+  if (CHECK_OK(tether_remote_connect(rt, address, &r))) CHECK_OK(tether_remote_free(r));
+  close(listener);
+  unlink(sock);
+  rmdir(dir);
+  /* A symbolic link to the real daemon's directory. */
+  snprintf(target, sizeof target, "%s", daemon + 5);
+  slash = strrchr(target, '/');
+  if (slash) *slash = '\0';
+  CHECK(symlink(target, dir) == 0);
+  CHECK_ERR(tether_remote_connect(rt, address, &r), TETHER_EUNTRUSTED);
+  CHECK_MENTIONS("symbolic link");
+  CHECK_OK(tether_runtime_free(rt));
+  unlink(dir);
+  rmdir(base);
+  unsetenv("XDG_RUNTIME_DIR");
+  return check_report("remote_untrusted");
 }

@@ -29,13 +29,16 @@ final class DaemonFixture {
 
     static func product(_ name: String) -> String { productsDirectory + "/" + name }
 
+    /// `socketPath` and `dataDirectory` default to `tetherd.sock` and
+    /// `data` in the fixture's own temporary directory.
     init(arguments: [String] = [], environment extra: [String: String] = [:],
+         socketPath chosenSocket: String? = nil, dataDirectory: String? = nil,
          file: StaticString = #filePath, line: UInt = #line) throws {
         let template = NSTemporaryDirectory() + "tetherd-test.XXXXXX"
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
         directory = String(cString: bytes)
-        socketPath = directory + "/tetherd.sock"
+        socketPath = chosenSocket ?? directory + "/tetherd.sock"
 
         let notifyPath = directory + "/notify"
         let notify = try DaemonFixture.datagramSocket(boundTo: notifyPath)
@@ -43,7 +46,7 @@ final class DaemonFixture {
 
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonFixture.product("tetherd"))
-        process.arguments = ["--address", "unix:\(socketPath)", "--data-dir", directory + "/data"] + arguments
+        process.arguments = ["--address", "unix:\(socketPath)", "--data-dir", dataDirectory ?? directory + "/data"] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
         environment.removeValue(forKey: "LISTEN_FDS")
@@ -95,13 +98,15 @@ final class DaemonFixture {
     }
 
     /// Runs a built product or any program; returns status and output.
+    /// `unset`: variables of this process's environment the child does not get.
     static func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
-                    input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+                    unset: [String] = [], input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : product(executable))
         child.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         for (key, value) in extra { environment[key] = value }
+        for key in unset { environment.removeValue(forKey: key) }
         child.environment = environment
         let out = Pipe(), err = Pipe()
         child.standardOutput = out

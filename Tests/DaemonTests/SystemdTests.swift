@@ -52,6 +52,32 @@ final class SystemdTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.socketPath))
     }
 
+    /// The system unit's sandbox, as `systemd-analyze security` rates it
+    /// (8.9 EXPOSED before issue 29; 0.8 SAFE when written): under 4.
+    func testTheSystemUnitIsSandboxed() throws {
+        let analyze = "/usr/bin/systemd-analyze"
+        guard FileManager.default.isExecutableFile(atPath: analyze) else { throw XCTSkip("systemd-analyze is not installed") }
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let unit = try String(contentsOfFile: repository.path + "/systemd/system/tetherd.service", encoding: .utf8)
+        var bytes = Array((NSTemporaryDirectory() + "tetherd-unit.XXXXXX").utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
+        let dir = String(cString: bytes)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try unit.replacingOccurrences(of: "@PREFIX@", with: "/usr/local").write(toFile: dir + "/tetherd.service", atomically: false, encoding: .utf8)
+        let result = try DaemonFixture.run(analyze, ["security", "--offline=yes", "--no-pager", dir + "/tetherd.service"])
+        guard let line = result.stdout.split(separator: "\n").first(where: { $0.contains("Overall exposure level") }) else {
+            throw XCTSkip("this systemd-analyze cannot rate a unit file offline (systemd >= 250 can): \(result.stderr)")
+        }
+        let words = line.split(separator: " ")
+        guard let at = words.firstIndex(where: { $0.hasSuffix(":") }), at + 1 < words.count, let score = Double(words[at + 1]) else {
+            return XCTFail("no score in: \(line)")
+        }
+        XCTAssertLessThan(score, 4.0, String(line))
+        for setting in ["StateDirectoryMode=0700", "UMask=0077", "CapabilityBoundingSet=\n", "PrivateNetwork=yes", "RestrictAddressFamilies=AF_UNIX"] {
+            XCTAssertTrue(unit.contains(setting), setting)
+        }
+    }
+
     func testASecondDaemonOnTheSameSocketOrDataIsRefused() throws {
         let daemon = try DaemonFixture()
         let second = try DaemonFixture.run("tetherd", ["--address", daemon.address, "--memory"])

@@ -40,7 +40,7 @@ EXPECTED = {
                   "Change", "WatchEvent", "Limits", "Limit"],
         "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "InvalidArgument", "Stale",
                    "WrongType", "BadPath", "NotFound", "BadJSON", "OutOfRange", "NoMemory", "FeedbackLoop", "Busy",
-                   "WrongThread", "LoopFailure", "ReadOnly", "Cycle", "Rejected"],
+                   "WrongThread", "LoopFailure", "ReadOnly", "Cycle", "Rejected", "Untrusted"],
     },
     "org.varlink.service": {
         "methods": ["GetInfo", "GetInterfaceDescription"],

@@ -39,7 +39,7 @@ extension Runtimes {
     /// DaemonAddress.standard) and waits for the connection.
     package static func connectRemote(_ rt: UInt64, address: String?) throws(TetherError) -> UInt64 {
         var environment: [String: String] = [:]
-        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR"] {
+        for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "TMPDIR", "TETHER_DAEMON_UID"] {
             if let v = getenv(key) { environment[key] = String(cString: v) }
         }
         let parsed: DaemonAddress
@@ -52,6 +52,12 @@ extension Runtimes {
         } catch {
             throw TetherError(.invalidArgument, error.detail)
         }
+        let trust: SocketTrust
+        do throws(UntrustedSocket) {
+            trust = try SocketTrust.current(environment: environment)
+        } catch {
+            throw TetherError(.untrusted, "refusing to connect to tetherd at \(parsed): \(error.message)")
+        }
         let engine = try acquire(rt, .runtime)
         guard engine.mode == .thread else {
             engine.lock.unlock()
@@ -61,7 +67,7 @@ extension Runtimes {
             engine.lock.unlock()
             throw TetherError(.busy, "connecting waits for the runtime's loop: call it outside the runtime's callbacks")
         }
-        let link = RemoteTable.add { RemoteLink(engine: engine, address: parsed, id: $0) }
+        let link = RemoteTable.add { RemoteLink(engine: engine, address: parsed, trust: trust, id: $0) }
         engine.remoteLinks.append(link)
         engine.lock.unlock()
         link.post(.connect)
@@ -69,9 +75,13 @@ extension Runtimes {
         link.wait { link.firstAttemptDone }
         let up = link.connected
         let why = link.lastError
+        let untrusted = link.lastErrorUntrusted
         link.lock.unlock()
         if !up {
             try? freeRemote(link.id)
+            if untrusted {
+                throw TetherError(.untrusted, "refusing to connect to tetherd at \(parsed): \(why); nothing was sent")
+            }
             throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(why) (is tetherd running? start it with `tetherd`, or set TETHER_ADDRESS)")
         }
         return link.id

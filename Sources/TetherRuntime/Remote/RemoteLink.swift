@@ -46,6 +46,8 @@ package final class RemoteLink {
     /// through it is stale), never the engine object it locks.
     let engine: Engine
     let address: DaemonAddress
+    /// Who may be the daemon at `address` (checked on every connection).
+    let trust: SocketTrust
     package let id: UInt64
     let lock: LockRef
     private let ownLock = Lock()
@@ -57,6 +59,8 @@ package final class RemoteLink {
     private(set) var connected = false
     /// Why the link is down (the last connection error).
     private(set) var lastError = "not connected yet"
+    /// Whether the last connection failed the trust checks (SocketTrust).
+    private(set) var lastErrorUntrusted = false
     /// Set once the first connection attempt has an outcome.
     private(set) var firstAttemptDone = false
     /// Writes sent without a waiting thread, not yet acknowledged.
@@ -73,9 +77,10 @@ package final class RemoteLink {
     private var reconnectTimer: UnsafeMutablePointer<uv_timer_t>?
     private var backoff: UInt64 = 25
 
-    init(engine: Engine, address: DaemonAddress, id: UInt64) {
+    init(engine: Engine, address: DaemonAddress, trust: SocketTrust, id: UInt64) {
         self.engine = engine
         self.address = address
+        self.trust = trust
         self.id = id
         lock = LockRef(ownLock)
     }
@@ -209,19 +214,20 @@ package final class RemoteLink {
 
     private func openCallPipe() {
         guard !isClosed else { return }
-        callPipe = VarlinkPipe(loop: engine.loop, path: address.path, readBuffer: readBuffer, onConnect: { [unowned self] in
+        callPipe = VarlinkPipe(loop: engine.loop, address: address, trust: trust, readBuffer: readBuffer, onConnect: { [unowned self] in
             backoff = 25
-            setConnected(true, error: nil)
+            setConnected(true, error: nil, untrusted: false)
         }, onReply: { [unowned self] reply in
             didReply(reply)
         }, onClose: { [unowned self] reason in
+            let untrusted = callPipe?.untrusted ?? false
             callPipe = nil
             let lost = inFlight
             inFlight.removeAll()
             for waiter in lost {
                 finish(waiter, error: TetherError(.loopFailure, "the connection to tetherd at \(address) was lost (\(reason)) before the daemon answered; the write may or may not have been applied"))
             }
-            setConnected(false, error: reason)
+            setConnected(false, error: reason, untrusted: untrusted)
             scheduleReconnect()
         })
     }
@@ -232,10 +238,11 @@ package final class RemoteLink {
         return closed
     }
 
-    private func setConnected(_ up: Bool, error: String?) {
+    private func setConnected(_ up: Bool, error: String?, untrusted: Bool) {
         lock.lock()
         connected = up && !closed
         if let error { lastError = error }
+        lastErrorUntrusted = untrusted
         firstAttemptDone = true
         condition.broadcast()
         lock.unlock()

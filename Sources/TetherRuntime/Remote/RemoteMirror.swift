@@ -68,14 +68,14 @@ final class RemoteMirror {
         let epoch = self.epoch
         link.lock.unlock()
         let pipeRef = PipeRef()
-        let pipe = VarlinkPipe(loop: link.engine.loop, path: link.address.path, readBuffer: link.readBuffer, onConnect: {}, onReply: { [unowned self] reply in
+        let pipe = VarlinkPipe(loop: link.engine.loop, address: link.address, trust: link.trust, readBuffer: link.readBuffer, onConnect: {}, onReply: { [unowned self] reply in
             didReply(reply)
         }, onClose: { [unowned self] reason in
             if watchPipe === pipeRef.pipe { watchPipe = nil }
             link.lock.lock()
             if !everReady && failure == nil && !link.closed {
                 // The first watch could not even start: say why, once.
-                failure = TetherError(.loopFailure, "cannot watch '\(name)' at tetherd \(link.address): \(reason)")
+                failure = TetherError(pipeRef.pipe?.untrusted == true ? .untrusted : .loopFailure, "cannot watch '\(name)' at tetherd \(link.address): \(reason)")
             }
             link.condition.broadcast()
             link.lock.unlock()

@@ -12,6 +12,11 @@ final class VarlinkPipe {
     private var decoder = MessageDecoder(maxMessage: Limits.defaults.maxReply)
     private(set) var connected = false
     private var closed = false
+    /// Set when the socket failed the trust checks (SocketTrust): the
+    /// connection was closed before anything was sent.
+    private(set) var untrusted = false
+    private let address: DaemonAddress
+    private let trust: SocketTrust
     private let onConnect: () -> Void
     private let onReply: (Reply) -> Void
     private let onClose: (String) -> Void
@@ -25,8 +30,10 @@ final class VarlinkPipe {
     /// not 64 KiB per remote state.
     private let readBuffer: ReadBuffer
 
-    init(loop: UnsafeMutablePointer<uv_loop_t>, path: String, readBuffer: ReadBuffer, onConnect: @escaping () -> Void,
-         onReply: @escaping (Reply) -> Void, onClose: @escaping (String) -> Void) {
+    init(loop: UnsafeMutablePointer<uv_loop_t>, address: DaemonAddress, trust: SocketTrust, readBuffer: ReadBuffer,
+         onConnect: @escaping () -> Void, onReply: @escaping (Reply) -> Void, onClose: @escaping (String) -> Void) {
+        self.address = address
+        self.trust = trust
         self.readBuffer = readBuffer
         self.onConnect = onConnect
         self.onReply = onReply
@@ -36,7 +43,7 @@ final class VarlinkPipe {
         pipe.pointee.data = Unmanaged.passRetained(self).toOpaque()
         let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         request.pointee.data = Unmanaged.passRetained(self).toOpaque()
-        uv_pipe_connect(request, pipe, path) { request, status in
+        uv_pipe_connect(request, pipe, address.path) { request, status in
             let me = Unmanaged<VarlinkPipe>.fromOpaque(request!.pointee.data).takeRetainedValue()
             request!.deallocate()
             me.didConnect(status)
@@ -47,6 +54,17 @@ final class VarlinkPipe {
         guard !closed else { return }
         guard status == 0 else {
             close(because: String(cString: uv_strerror(status)))
+            return
+        }
+        // Before anything is sent: the socket's directory, and who listens.
+        do throws(UntrustedSocket) {
+            try trust.checkDirectory(of: address)
+            var fd: uv_os_fd_t = -1
+            uv_fileno(UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_handle_t.self), &fd)
+            try trust.checkPeer(socket: fd, address: address)
+        } catch {
+            untrusted = true
+            close(because: error.message)
             return
         }
         connected = true

@@ -42,7 +42,10 @@ public final class Remote: @unchecked Sendable {
 
 extension Runtime {
     /// Connects to tetherd at `address` (`unix:/path`; nil: `$TETHER_ADDRESS`
-    /// or the default socket) and waits until connected.
+    /// or the default socket) and waits until connected. Before anything
+    /// is sent the socket's directory and the listener's uid are checked
+    /// (as `tether_remote_connect` says): a socket that fails throws
+    /// `TetherError` with code `.untrusted`, naming the path and its owner.
     public func connect(to address: String? = nil) throws(TetherError) -> Remote {
         Remote(handle: try Runtimes.connectRemote(handle, address: address))
     }
