@@ -50,6 +50,15 @@ public final class SQLiteStore: SplitSyncSink {
         public var states: [StateImage] = []
         /// The retained commits, oldest first.
         public var log: [Commit] = []
+        /// Rows that could not be read (docs/robustness.md, "One depth
+        /// limit"): a state's row, by state name, and why; the store opens
+        /// anyway, without them. The daemon logs each, and answers a read
+        /// of such a state with an error naming it (`Store.quarantined`).
+        public var quarantined: [(name: String, reason: String)] = []
+        /// Log rows that could not be read: their revision and why. The
+        /// log the daemon keeps starts after the newest of them (a watch
+        /// from before it gets a resync).
+        public var unreadableLogRows: [(revision: UInt64, reason: String)] = []
     }
 
     public let path: String
@@ -183,17 +192,21 @@ public final class SQLiteStore: SplitSyncSink {
         }
         try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
             let name = row.text(0)
-            contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
-                                              modified: UInt64(bitPattern: row.int(2)),
-                                              descriptor: try SQLiteStore.decodeDescriptor(row.text(3), name: name)))
+            do throws(TetherError) {
+                contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
+                                                  modified: UInt64(bitPattern: row.int(2)),
+                                                  descriptor: try SQLiteStore.decodeDescriptor(row.text(3), name: name)))
+            } catch {
+                // One bad row never keeps the store from opening.
+                contents.quarantined.append((name, "table states, state '\(name)': \(error.message)"))
+            }
         }
         // No `applied`: the states table was never flushed, so every image
         // is newer than it (a store made before images has none to replay).
         let applied = appliedText.flatMap { UInt64($0) } ?? 0
         var replayed: [String: StateImage] = [:]
         var newestReplayed: UInt64 = 0
-        try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
-            let revision = UInt64(bitPattern: row.int(0))
+        func readLogRow(_ row: Statement, _ revision: UInt64) throws(TetherError) {
             if !row.isNull(5) && row.int(5) > 1 {
                 // A group row: its commits, untagged and consecutive, end at `revision`.
                 for (commit, images) in try SQLiteStore.decodeGroup(changes: row.text(3), images: row.text(4),
@@ -210,13 +223,26 @@ public final class SQLiteStore: SplitSyncSink {
                                        tag: row.isNull(1) ? nil : row.text(1),
                                        origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2))))
             if revision > applied && !row.isNull(4) {
-                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4)), of: contents.log[contents.log.count - 1]) {
+                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4), maxDepth: SQLiteStore.rowDepth), of: contents.log[contents.log.count - 1]) {
                     replayed[image.name] = image
                 }
                 newestReplayed = revision
             }
         }
+        try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
+            let revision = UInt64(bitPattern: row.int(0))
+            do throws(TetherError) {
+                try readLogRow(row, revision)
+            } catch {
+                // The log resumes watches only after it: no gap is ever
+                // replayed as if it were whole.
+                contents.unreadableLogRows.append((revision, "table log, revision \(revision): \(error.message)"))
+                contents.log.removeAll()
+            }
+        }
         if !replayed.isEmpty {
+            // A newer image replaces a row that could not be read.
+            contents.quarantined.removeAll { replayed[$0.name] != nil }
             var byName: [String: Int] = [:]
             for (i, s) in contents.states.enumerated() { byName[s.name] = i }
             var added = false
@@ -623,6 +649,14 @@ public final class SQLiteStore: SplitSyncSink {
 
     // MARK: Values as text
 
+    /// How deeply a row's text may nest: a state's value (at most
+    /// `Value.maxNesting`, checked on every write: `Store.checkSize`) plus
+    /// the row's own wrapping around it — a states row `{"value": v}` is 1
+    /// level, a log row's changes `[{"value": v}]` 2, a group row's images
+    /// `[[{"stored": {"value": v}}]]` 4 — with room to spare. A row the
+    /// writer accepted must never be refused when the store is opened.
+    static let rowDepth = Value.maxNesting + 8
+
     /// A value as stored: `{"value": ..., "bytes_at": [...]}`, so bytes
     /// come back as bytes (JSON alone would bring them back as strings).
     static func encodeValue(_ value: Value) throws(TetherError) -> String {
@@ -634,7 +668,7 @@ public final class SQLiteStore: SplitSyncSink {
     }
 
     static func decodeValue(_ text: String, name: String) throws(TetherError) -> Value {
-        try decodeStored(try Value(json: text), name: name)
+        try decodeStored(try Value(json: text, maxDepth: SQLiteStore.rowDepth), name: name)
     }
 
     /// A state as a commit left it, in its log row: `{"name", "modified",
@@ -660,7 +694,8 @@ public final class SQLiteStore: SplitSyncSink {
     /// A group row's commits and, for each, its images (`insertGroupRow`).
     static func decodeGroup(changes: String, images: String, commits: Int64,
                             last: UInt64) throws(TetherError) -> [(Commit, [StateImage])] {
-        guard case .array(let changeLists) = try Value(json: changes), case .array(let imageLists) = try Value(json: images),
+        guard case .array(let changeLists) = try Value(json: changes, maxDepth: SQLiteStore.rowDepth),
+              case .array(let imageLists) = try Value(json: images, maxDepth: SQLiteStore.rowDepth),
               changeLists.count == Int(commits), imageLists.count == Int(commits), UInt64(commits) <= last else {
             throw TetherError(.badJSON, "the store's log entry \(last) is a malformed group of \(commits) commits")
         }
@@ -738,7 +773,7 @@ public final class SQLiteStore: SplitSyncSink {
     }
 
     static func decodeChanges(_ text: String, revision: UInt64) throws(TetherError) -> [Change] {
-        try decodeChanges(try Value(json: text), revision: revision)
+        try decodeChanges(try Value(json: text, maxDepth: SQLiteStore.rowDepth), revision: revision)
     }
 
     static func decodeChanges(_ list: Value, revision: UInt64) throws(TetherError) -> [Change] {

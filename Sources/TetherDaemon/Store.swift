@@ -69,20 +69,43 @@ public final class Store {
     /// Takes over what a durable store held, before serving: the states,
     /// the revision (the counter continues where it stopped) and the
     /// retained commits (so watches resume across a restart).
-    public func restore(states: [StateImage], log commits: [Commit], revision: UInt64) throws(TetherError) {
+    /// `quarantined`: states whose rows could not be read, and why: the
+    /// daemon serves the rest, and a read of one of them gets an error
+    /// naming it (until a Set at its root replaces it). A state that cannot
+    /// be restored joins them: one bad row never keeps the daemon from
+    /// starting. Returns every quarantined state and why.
+    @discardableResult
+    public func restore(states: [StateImage], log commits: [Commit], revision: UInt64,
+                        quarantined: [(name: String, reason: String)] = []) throws(TetherError) -> [(name: String, reason: String)] {
         self.revision = revision
+        var bad = quarantined
         for image in states {
             guard let value = image.value else { continue }
             let state: State<Value>
             do {
                 state = try makeState(image.name, value, image.descriptor)
             } catch {
-                throw TetherError(.badJSON, "the store's state '\(image.name)' cannot be restored: \(error.detail)")
+                bad.append((image.name, "state '\(image.name)' cannot be restored: \(error.detail)"))
+                continue
             }
             insert(StateRecord(name: image.name, state: state, modified: image.modified, descriptor: image.descriptor,
                                sizeBound: (try? Store.size(of: value)) ?? 0))
         }
         for commit in commits where commit.revision <= revision { log.append(commit) }
+        for (name, reason) in bad where records[name] == nil { self.quarantined[name] = reason }
+        return bad
+    }
+
+    /// States the store could not read at start, and why (see `restore`).
+    public private(set) var quarantined: [String: String] = [:]
+
+    /// The error a read of a state that does not exist gets: NotFound, or,
+    /// for a quarantined one, why it cannot be read.
+    private func missingState(_ name: String) -> VarlinkError {
+        if let reason = quarantined[name] {
+            return VarlinkError(TetherError(.badJSON, "the store could not read state '\(name)' when the daemon started (\(reason)); it is quarantined: Set its whole value to replace it"), name: name)
+        }
+        return VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
     }
 
     /// The oldest revision a Watch can resume from.
@@ -93,9 +116,7 @@ public final class Store {
     // MARK: Reads
 
     func get(_ name: String, at path: JSONPointer) throws(VarlinkError) -> GetReply {
-        guard let r = records[name] else {
-            throw VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
-        }
+        guard let r = records[name] else { throw missingState(name) }
         do {
             let whole = try r.value
             let value = path.isRoot ? whole : try whole.value(at: path)
@@ -106,9 +127,7 @@ public final class Store {
     }
 
     func describe(_ name: String) throws(VarlinkError) -> DescribeReply {
-        guard let r = records[name] else {
-            throw VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
-        }
+        guard let r = records[name] else { throw missingState(name) }
         let type: ValueType
         do { type = try r.value.type } catch { throw VarlinkError(error, name: name) }
         return DescribeReply(descriptor: r.descriptor, type: type, modified: r.modified, revision: revision)
@@ -402,9 +421,23 @@ public final class Store {
         return op.write
     }
 
-    /// Refuses a value over the size limit; returns its size.
+    /// Refuses a value over the size limit, or nesting deeper than a
+    /// state's value may (`Value.maxNesting`, 512 levels: the one depth
+    /// limit of docs/protocol.md, checked here for every write path, so
+    /// that every layer behind it — store rows, log rows, replies, watch
+    /// events, the clients' parsers — holds whatever passed it); returns
+    /// its size.
     @discardableResult
     func checkSize(_ value: Value, name: String) throws(VarlinkError) -> Int {
+        switch value {
+        case .array, .object:
+            let depth = value.nestingDepth
+            if depth > Value.maxNesting {
+                throw VarlinkError(TetherError(.outOfRange, "a state's value nests at most \(Value.maxNesting) levels of arrays and objects; '\(name)' would nest \(depth)"), name: name)
+            }
+        default:
+            break
+        }
         let size: Int
         do { size = try Store.size(of: value) } catch { throw VarlinkError(error, name: name) }
         if size > limits.maxValue {
@@ -429,6 +462,7 @@ public final class Store {
 
     func insert(_ r: StateRecord) {
         records[r.name] = r
+        if !quarantined.isEmpty { quarantined[r.name] = nil }
         let at = lowerBound(r.name)
         if at == sortedNames.count || sortedNames[at] != r.name { sortedNames.insert(r.name, at: at) }
     }
