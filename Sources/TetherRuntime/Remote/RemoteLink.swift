@@ -136,7 +136,11 @@ package final class RemoteLink {
         for waiter in waiters {
             if let error = waitFor(waiter), error.code != .notFound { throw error }
         }
+        for m in allMirrors { if let broken = m.brokenError { throw broken } }
     }
+
+    /// Whether a mirror stopped following the daemon (`lock` held).
+    var hasBrokenMirror: Bool { mirrors.values.contains { $0.broken != nil } }
 
     /// Waits up to `milliseconds` for the connection to be up.
     func waitConnected(milliseconds: UInt32) -> Bool {
@@ -314,7 +318,7 @@ package final class RemoteLink {
     private func reconnect() {
         guard !isClosed else { return }
         if callPipe == nil { openCallPipe() }
-        for mirror in allMirrors where !mirror.watching { mirror.openWatch() }
+        for mirror in allMirrors where !mirror.watching && mirror.brokenError == nil { mirror.openWatch() }
     }
 
     /// A mirror's watch dropped: try again after the backoff (one timer

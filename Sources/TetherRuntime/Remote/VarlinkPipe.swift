@@ -12,6 +12,10 @@ final class VarlinkPipe {
     private var decoder = MessageDecoder(maxMessage: Limits.defaults.maxReply)
     private(set) var connected = false
     private var closed = false
+    /// Set when the pipe closed because the daemon sent a message this
+    /// client cannot read (not a dropped connection): reconnecting would
+    /// only read the same message again.
+    private(set) var unreadableReply = false
     private let onConnect: () -> Void
     private let onReply: (Reply) -> Void
     private let onClose: (String) -> Void
@@ -73,6 +77,7 @@ final class VarlinkPipe {
                 guard let message = try decoder.next() else { return }
                 reply = try Reply(parsing: message)
             } catch {
+                unreadableReply = true
                 close(because: "tetherd sent what is not a Varlink reply: \(error.detail)")
                 return
             }
