@@ -490,14 +490,25 @@ public final class SQLiteStore: SplitSyncSink {
         }
         try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
-        try checkpointIfLarge()
+        // The group is committed: nothing after this may fail it (a
+        // failed checkpoint is tried again after the next commit).
+        do {
+            try checkpointIfLarge()
+        } catch {
+            walReplaced = error
+        }
     }
+
+    /// Set when the WAL file was found replaced behind SQLite's back:
+    /// `makeDurable` would sync another file, so it fails from then on.
+    private var walReplaced: TetherError?
 
     /// Syncs every frame written to the WAL before the call (fdatasync
     /// covers the file, whichever descriptor names it). Any one thread;
     /// the loop may write and commit meanwhile.
     public func makeDurable() throws {
         guard syncsWALItself else { return }
+        if let walReplaced { throw walReplaced }
         while fdatasync(walFD) != 0 {
             guard errno == EINTR else {
                 throw TetherError(.loopFailure, "cannot sync \(path)-wal: \(String(cString: strerror(errno)))")
@@ -792,6 +803,48 @@ public final class SQLiteStore: SplitSyncSink {
             }
         }
         return changes
+    }
+
+    // MARK: A group that could not be committed
+
+    /// Whether a group's transaction is open: after a failed `commit`, the
+    /// group did not reach the database (a full disk: SQLITE_FULL).
+    public var hasOpenGroup: Bool { inTransaction }
+
+    /// Gives up the open group (docs/robustness.md, "A full disk"): its
+    /// transaction is rolled back (SQLite may have done so already), what
+    /// was pending for it is dropped, and the store's bookkeeping is read
+    /// again from the database, which now holds every group committed
+    /// before it and nothing of it. Returns what the store holds (the
+    /// daemon resets the states the group touched from it).
+    public func abandonGroup() throws(TetherError) -> Contents {
+        if sqlite3_get_autocommit(db) == 0 {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)  // an automatic rollback already did it: no harm
+        }
+        inTransaction = false
+        pendingRows.removeAll(keepingCapacity: true)
+        rowText.removeAll()
+        unapplied.removeAll()
+        unappliedCommits = 0
+        return try load()
+    }
+
+    /// Test hook: at most `pages` pages of the database file (SQLite's
+    /// `max_page_count`), so that a test meets SQLITE_FULL, the error of
+    /// a full disk, without a small file system. 0: back to SQLite's
+    /// default. Returns the limit now in force.
+    @discardableResult
+    public func setMaxPageCount(_ pages: Int) throws(TetherError) -> Int {
+        var now = 0
+        try query("PRAGMA max_page_count = \(pages > 0 ? pages : 4_294_967_294)") { (row) throws(TetherError) in now = Int(row.int(0)) }
+        return now
+    }
+
+    /// Pages the database file has now.
+    public func pageCount() throws(TetherError) -> Int {
+        var n = 0
+        try query("PRAGMA page_count") { (row) throws(TetherError) in n = Int(row.int(0)) }
+        return n
     }
 
     // MARK: SQLite

@@ -173,6 +173,9 @@ public final class Store {
         log.compact(through: through)
         do {
             try sink?.compact(through: oldestRevision)
+        } catch let failure as GroupCommitter.GroupFailure {
+            sinkFailure = failure.underlying  // the turn's group is undone at its end
+            throw Store.storageFull(failure.underlying)
         } catch {
             throw VarlinkError(TetherError(.loopFailure, "the store could not compact its log: \(error)"))
         }
@@ -187,6 +190,9 @@ public final class Store {
         do {
             let bytes = try sink.snapshot(to: path)
             return SnapshotReply(revision: revision, bytes: bytes)
+        } catch let failure as GroupCommitter.GroupFailure {
+            sinkFailure = failure.underlying  // the turn's group is undone at its end
+            throw Store.storageFull(failure.underlying)
         } catch let error as TetherError {
             throw VarlinkError(error)
         } catch {
@@ -201,6 +207,7 @@ public final class Store {
     /// Set and Remove: one write, whose errors name its state but no op
     /// (`op` is a Transaction's index).
     func write(_ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        if let sinkFailure { throw Store.storageFull(sinkFailure) }
         do {
             if setsWholeStates, case .set(let value) = op.write, op.path.isRoot, limits.maxOps >= 1, let r = records[op.name] {
                 return try setWhole(r, to: value, op, tag: tag, origin: origin)
@@ -213,6 +220,7 @@ public final class Store {
     }
 
     func apply(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        if let sinkFailure { throw Store.storageFull(sinkFailure) }
         if ops.count > limits.maxOps {
             throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
                                  "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
@@ -319,6 +327,7 @@ public final class Store {
     /// Sets the descriptor of `name`, creating the state with `value` when
     /// it does not exist (a commit), see io.tether.Declare.
     func declare(_ name: String, _ descriptor: Descriptor, value: Value) throws(VarlinkError) -> DeclareReply {
+        if let sinkFailure { throw Store.storageFull(sinkFailure) }
         if let range = descriptor.range, let lo = range.minimum, let hi = range.maximum, lo > hi {
             throw .invalidParameter("descriptor.range", "minimum \(lo) is greater than maximum \(hi)")
         }
@@ -346,7 +355,12 @@ public final class Store {
                 try apply(descriptor, to: r.state, name: name)
             }
             r.descriptor = descriptor
-            do { try sink?.describe(name, descriptor) } catch { throw VarlinkError(TetherError(.loopFailure, "the store refused the descriptor: \(error)"), name: name) }
+            if sink != nil { describedInGroup.append(name) }
+            if sinkFailure != nil { throw Store.storageFull(sinkFailure!) }
+            do { try sink?.describe(name, descriptor) } catch {
+                sinkFailure = error  // undone with the rest of the group
+                throw Store.storageFull(error)
+            }
             return DeclareReply(revision: revision, created: false)
         }
         try checkSize(value, name: name)
@@ -421,6 +435,11 @@ public final class Store {
         return op.write
     }
 
+    /// The error a call gets when the store cannot take its commit.
+    static func storageFull(_ error: Error) -> VarlinkError {
+        .storageFull("the store cannot take the write (\(error)); nothing of it was applied: retry once the disk has room")
+    }
+
     /// Refuses a value over the size limit, or nesting deeper than a
     /// state's value may (`Value.maxNesting`, 512 levels: the one depth
     /// limit of docs/protocol.md, checked here for every write path, so
@@ -486,8 +505,11 @@ public final class Store {
         onCommit?(commit)
     }
 
-    /// Hands a commit and the states as it left them to the store.
+    /// Hands a commit and the states as it left them to the store. A
+    /// failure (a full disk) fails the whole group at the end of the turn
+    /// (`sinkFailure`): nothing more of the turn goes to the store.
     private func record(_ commit: Commit, _ changed: StateRecord?, in sink: CommitSink) {
+        guard sinkFailure == nil else { return }
         do {
             if let r = changed {
                 try sink.record(commit, state: StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
@@ -502,10 +524,69 @@ public final class Store {
                 try sink.record(commit, states: images)
             }
         } catch {
-            // The state in memory is ahead of the store: nothing can be
-            // acknowledged any more. The daemon stops (the store is the truth).
-            fatalError("tetherd: the store failed to record revision \(commit.revision): \(error)")
+            // The state in memory is ahead of the store: the turn's group
+            // is rolled back at its end (Service.groupFailed), in memory
+            // too, and its calls are answered StorageFull.
+            sinkFailure = error
         }
+    }
+
+    // MARK: A group the store refused (docs/robustness.md, "A full disk")
+
+    /// Why the store refused a commit of the open group, if it did.
+    public internal(set) var sinkFailure: Error?
+    /// The revision before the open group's first commit: everything up to
+    /// it is committed to the store.
+    public private(set) var groupStart: UInt64 = 0
+    /// States whose descriptor changed in the open group without a commit.
+    private var describedInGroup: [String] = []
+
+    /// The open group was committed (Service, at the end of each turn).
+    @inline(__always)
+    func groupCommitted() {
+        groupStart = revision
+        if !describedInGroup.isEmpty { describedInGroup.removeAll() }
+    }
+
+    /// Undoes, in memory, every commit of the open group after the store
+    /// refused it: each state it touched takes what the store holds again
+    /// (`contents`, read back after the rollback), the revision goes back
+    /// to `groupStart`, and the log forgets the group's commits. Returns
+    /// how many commits were undone.
+    func rollBackGroup(to contents: SQLiteStore.Contents) -> UInt64 {
+        let good = groupStart
+        let undone = revision - good
+        var names = Set(describedInGroup)
+        if let failed = log.commits(after: good, current: revision) {
+            for commit in failed { for change in commit.changes { names.insert(change.name) } }
+        } else {
+            // The log no longer holds them all: take every state back.
+            names.formUnion(records.keys)
+            for image in contents.states { names.insert(image.name) }
+        }
+        var held: [String: StateImage] = [:]
+        for image in contents.states where names.contains(image.name) { held[image.name] = image }
+        for name in names {
+            guard let image = held[name], let value = image.value else {
+                delete(name)
+                continue
+            }
+            do {
+                let state = try makeState(name, value, image.descriptor)
+                let r = StateRecord(name: name, state: state, modified: image.modified, descriptor: image.descriptor,
+                                    sizeBound: (try? Store.size(of: value)) ?? 0)
+                delete(name)
+                insert(r)
+            } catch {
+                delete(name)
+                quarantined[name] = "state '\(name)' cannot be restored after a refused group: \(error.detail)"
+            }
+        }
+        revision = good
+        log.dropAfter(good)
+        sinkFailure = nil
+        describedInGroup.removeAll()
+        return undone
     }
 
     /// A state as `commit` left it.

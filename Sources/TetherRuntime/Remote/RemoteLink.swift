@@ -292,6 +292,8 @@ package final class RemoteLink {
             return TetherError(.rejected, "tetherd: \(error.detail) (a precondition did not hold; nothing was applied)")
         case "io.tether.LimitExceeded":
             return TetherError(.outOfRange, "tetherd: \(error.detail)")
+        case "io.tether.StorageFull":
+            return TetherError(.busy, "tetherd: its store is full: \(error.detail)")
         case "io.tether.AccessDenied", "org.varlink.service.PermissionDenied":
             return TetherError(.readOnly, "tetherd: access denied: \(error.detail)")
         default:
