@@ -1252,7 +1252,16 @@ int tether_scope_free(tether_scope_t scope);
  *     25 ms to 2 s) and every remote state resumes its watch from the last
  *     daemon revision it applied: nothing in between is lost or repeated
  *     (when the daemon no longer has that history, the state is resent
- *     whole).
+ *     whole);
+ *   - a mirror that receives a change it cannot read (or cannot apply even
+ *     after the state is resent whole) stops following the daemon instead
+ *     of retrying the same change: one line on stderr says which state and
+ *     why, tether_remote_connected gives false, and writes to it,
+ *     tether_remote_revision and tether_remote_sync fail with TETHER_EJSON
+ *     (or the failed apply's code). Its plain reads keep the last value it
+ *     applied. Free the state and make it again to start over.
+ * A write the daemon cannot store (its disk is full) fails with
+ * TETHER_EBUSY, changing nothing; it may succeed later.
  * Transactions: writes to remote states inside tether_transaction_begin /
  * commit are sent as one daemon transaction at the outermost commit (all
  * or nothing, one revision, the tag and origin of the transaction), with
@@ -1310,7 +1319,8 @@ int tether_remote_free(tether_remote_t remote);
 int tether_remote_state(tether_remote_t remote, const char *name, tether_state_t *out);
 
 /* *out = whether the remote's connection is up now (writes fail with
- * TETHER_EUV while it is not). Errors: TETHER_EINVAL, TETHER_ESTALE. */
+ * TETHER_EUV while it is not), and no state of it stopped following the
+ * daemon (see above). Errors: TETHER_EINVAL, TETHER_ESTALE. */
 int tether_remote_connected(tether_remote_t remote, bool *out);
 
 /* Waits until every state the remote mirrors shows at least what the

@@ -170,6 +170,15 @@ struct CommitLog {
         }
     }
 
+    /// Forgets the commits after `revision` (a group the store refused,
+    /// undone: `Store.rollBackGroup`).
+    mutating func dropAfter(_ revision: UInt64) {
+        while count > 0, let newest = commits[commits.count - 1], newest.revision > revision {
+            commits.removeLast()
+            bytes -= sizes.removeLast()
+        }
+    }
+
     /// Forgets the commits up to and including `revision` (the newest one
     /// always stays).
     mutating func compact(through revision: UInt64) {

@@ -52,11 +52,11 @@ public final class GroupCommitter: CommitSink {
 
     private let inner: CommitSink
     /// `inner`, when pipelined.
-    private let split: SplitSyncSink?
+    private var split: SplitSyncSink?
     /// Whether a lone commit of a serial load is synced on the loop thread
     /// (see `endOfTurn`); tests of the pipeline turn it off.
     private let syncLoneCommitsHere: Bool
-    public let mode: Mode
+    public private(set) var mode: Mode
 
     // The loop thread's side.
     /// Commits and other ops given to the inner sink since its last commit
@@ -110,8 +110,36 @@ public final class GroupCommitter: CommitSink {
             committer.work()
             return nil
         }, context)
-        if rc != 0 { fatalError("tetherd: cannot start the store's sync thread: \(String(cString: strerror(rc)))") }
+        guard rc == 0 else {
+            // No thread to be had (a process or memory limit): the groups
+            // are synced on the loop thread instead, slower but the same.
+            Unmanaged.passUnretained(self).release()  // the thread's reference
+            fputs("tetherd: cannot start the store's sync thread (\(String(cString: strerror(rc)))): syncing inline\n", stderr)
+            self.mode = .inline
+            self.split = nil
+            return
+        }
         thread = t
+    }
+
+    /// A group the store could not commit (a full disk: SQLITE_FULL, or
+    /// any failure before its COMMIT took). Nothing of it is on disk; the
+    /// owner rolls back what it applied (`Service.groupFailed`).
+    public struct GroupFailure: Error, CustomStringConvertible {
+        public let underlying: Error
+        public var description: String { "\(underlying)" }
+    }
+
+    /// The daemon cannot go on truthfully: a group committed but could not
+    /// be made durable (a failed fsync: the kernel may have dropped the
+    /// pages it could not write, so retrying proves nothing). One line on
+    /// stderr, then the process ends at once with status 75
+    /// (EX_TEMPFAIL); nothing of the group was acknowledged, and a restart
+    /// recovers what the disk holds (docs/robustness.md, "A full disk").
+    static func stop(_ what: String, _ error: Error) -> Never {
+        fputs("tetherd: error message=\"\(what): \(error)\" (stopping: nothing unsynced was acknowledged)\n", stderr)
+        fflush(stderr)
+        _exit(75)
     }
 
     deinit {
@@ -130,7 +158,7 @@ public final class GroupCommitter: CommitSink {
 
     /// Makes everything recorded durable, then ends the sync thread.
     public func close() {
-        drain()
+        try? drain()  // a group that fails here was never acknowledged
         pthread_mutex_lock(mutex)
         stopping = true
         pthread_cond_broadcast(changed)
@@ -163,20 +191,30 @@ public final class GroupCommitter: CommitSink {
     /// The inner sink syncs what it compacts itself: the sync thread is
     /// idle first, so only one thread syncs at a time.
     public func compact(through revision: UInt64) throws {
-        drain()
+        try drain()
         try inner.compact(through: revision)
     }
 
     /// Every op recorded so far durable, waiting for it (blocks the loop).
     public func sync() throws {
-        drain()
+        try drain()
     }
 
     /// A consistent copy: everything recorded so far is made durable first;
     /// the sync thread is idle meanwhile.
     public func snapshot(to path: String) throws -> UInt64 {
-        drain()
+        try drain()
         return try inner.snapshot(to: path)
+    }
+
+    /// Gives up the open group after the store refused it (or a record
+    /// into it failed): its transaction is rolled back, and what the store
+    /// now holds is returned (`SQLiteStore.abandonGroup`); nil when the
+    /// inner sink cannot say (then the daemon cannot recover and stops).
+    public func abandonGroup() throws -> SQLiteStore.Contents? {
+        open = 0
+        guard let store = inner as? SQLiteStore else { return nil }
+        return try store.abandonGroup()
     }
 
     // MARK: Turns and groups (the loop thread)
@@ -185,10 +223,14 @@ public final class GroupCommitter: CommitSink {
     /// before the turn's output may be written: the one holding its
     /// commits, or, for a turn that committed nothing, the newest one (the
     /// turn may have read values it made).
-    public func endOfTurn() -> UInt64 {
+    ///
+    /// Throws when the store could not commit the group: then nothing of
+    /// it is on disk, no group number was used, and the owner must call
+    /// `abandonGroup` and undo what the group applied.
+    public func endOfTurn() throws(GroupFailure) -> UInt64 {
         guard open > 0 else { return submitted }
         if mode == .inline {
-            syncHere()
+            try syncHere()
             return submitted
         }
         if completed == submitted && open == 1 && serial && syncLoneCommitsHere {
@@ -196,7 +238,7 @@ public final class GroupCommitter: CommitSink {
             // a time): sync it here. Handing it over would add two thread
             // wake-ups (the sync thread's, then the loop's uv_async) to a
             // round trip that nothing else overlaps.
-            syncHere()
+            try syncHere()
             pthread_mutex_lock(mutex)  // the sync thread sleeps: nothing to tell it
             requested = submitted
             finished = submitted
@@ -204,7 +246,7 @@ public final class GroupCommitter: CommitSink {
             return submitted
         }
         serial = false
-        submit()
+        try submit()
         return submitted
     }
 
@@ -223,42 +265,65 @@ public final class GroupCommitter: CommitSink {
         return true
     }
 
-    /// Blocks until everything recorded so far is durable.
-    public func drain() {
+    /// Blocks until everything recorded so far is durable. Throws as
+    /// `endOfTurn` does when the open group could not be committed (the
+    /// groups before it are durable when it returns).
+    public func drain() throws(GroupFailure) {
         if mode == .inline {
-            if open > 0 { syncHere() }
+            if open > 0 { try syncHere() }
             return
         }
-        if open > 0 { submit() }
+        if open > 0 {
+            do throws(GroupFailure) { try submit() } catch {
+                waitFor(submitted)
+                collect()
+                throw error
+            }
+        }
         waitFor(submitted)
         collect()
     }
 
     /// Commits the open group and syncs it on the loop thread (inline, or
     /// a serial load's lone commit: the sync thread is idle).
-    private func syncHere() {
+    private func syncHere() throws(GroupFailure) {
+        if let split {
+            try commitGroup(split)
+            do { try split.makeDurable() } catch { GroupCommitter.stop("the store failed to sync", error) }
+        } else if let store = inner as? SplitSyncSink {
+            try commitGroup(store)
+            do { try store.makeDurable() } catch { GroupCommitter.stop("the store failed to sync", error) }
+        } else {
+            do { try inner.sync() } catch { open = 0; throw GroupFailure(underlying: error) }
+        }
         newestWasLone = open == 1
         open = 0
         submitted += 1
-        do {
-            try inner.sync()
-        } catch {
-            // Replies wait for this group: none can be sent truthfully.
-            fatalError("tetherd: the store failed to sync: \(error)")
-        }
         completed = submitted
     }
 
+    /// The COMMIT of the open group. A failure before the COMMIT took (the
+    /// store's transaction still open) is a GroupFailure; one after it (the
+    /// group is in the WAL, but the store says it failed) cannot be undone
+    /// and stops the daemon.
+    private func commitGroup(_ sink: SplitSyncSink) throws(GroupFailure) {
+        do {
+            try sink.commit()
+        } catch {
+            if let store = sink as? SQLiteStore, !store.hasOpenGroup {
+                GroupCommitter.stop("the store failed after its COMMIT", error)
+            }
+            open = 0
+            throw GroupFailure(underlying: error)
+        }
+    }
+
     /// Commits the open group and hands it to the sync thread.
-    private func submit() {
+    private func submit() throws(GroupFailure) {
+        try commitGroup(split!)
         newestWasLone = open == 1
         open = 0
         submitted += 1
-        do {
-            try split!.commit()
-        } catch {
-            fatalError("tetherd: the store failed to commit: \(error)")
-        }
         pthread_mutex_lock(mutex)
         requested = submitted
         pthread_cond_broadcast(changed)
@@ -290,7 +355,7 @@ public final class GroupCommitter: CommitSink {
             } catch {
                 // Replies wait for this group: none can be sent truthfully.
                 // The daemon stops; the store decides what survives.
-                fatalError("tetherd: the store failed to sync: \(error)")
+                GroupCommitter.stop("the store failed to sync", error)
             }
             pthread_mutex_lock(mutex)
             finished = group

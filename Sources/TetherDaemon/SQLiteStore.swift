@@ -50,6 +50,15 @@ public final class SQLiteStore: SplitSyncSink {
         public var states: [StateImage] = []
         /// The retained commits, oldest first.
         public var log: [Commit] = []
+        /// Rows that could not be read (docs/robustness.md, "One depth
+        /// limit"): a state's row, by state name, and why; the store opens
+        /// anyway, without them. The daemon logs each, and answers a read
+        /// of such a state with an error naming it (`Store.quarantined`).
+        public var quarantined: [(name: String, reason: String)] = []
+        /// Log rows that could not be read: their revision and why. The
+        /// log the daemon keeps starts after the newest of them (a watch
+        /// from before it gets a resync).
+        public var unreadableLogRows: [(revision: UInt64, reason: String)] = []
     }
 
     public let path: String
@@ -192,17 +201,21 @@ public final class SQLiteStore: SplitSyncSink {
         }
         try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
             let name = row.text(0)
-            contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
-                                              modified: UInt64(bitPattern: row.int(2)),
-                                              descriptor: try SQLiteStore.decodeDescriptor(row.text(3), name: name)))
+            do throws(TetherError) {
+                contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
+                                                  modified: UInt64(bitPattern: row.int(2)),
+                                                  descriptor: try SQLiteStore.decodeDescriptor(row.text(3), name: name)))
+            } catch {
+                // One bad row never keeps the store from opening.
+                contents.quarantined.append((name, "table states, state '\(name)': \(error.message)"))
+            }
         }
         // No `applied`: the states table was never flushed, so every image
         // is newer than it (a store made before images has none to replay).
         let applied = appliedText.flatMap { UInt64($0) } ?? 0
         var replayed: [String: StateImage] = [:]
         var newestReplayed: UInt64 = 0
-        try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
-            let revision = UInt64(bitPattern: row.int(0))
+        func readLogRow(_ row: Statement, _ revision: UInt64) throws(TetherError) {
             if !row.isNull(5) && row.int(5) > 1 {
                 // A group row: its commits, untagged and consecutive, end at `revision`.
                 for (commit, images) in try SQLiteStore.decodeGroup(changes: row.text(3), images: row.text(4),
@@ -219,13 +232,26 @@ public final class SQLiteStore: SplitSyncSink {
                                        tag: row.isNull(1) ? nil : row.text(1),
                                        origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2))))
             if revision > applied && !row.isNull(4) {
-                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4)), of: contents.log[contents.log.count - 1]) {
+                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4), maxDepth: SQLiteStore.rowDepth), of: contents.log[contents.log.count - 1]) {
                     replayed[image.name] = image
                 }
                 newestReplayed = revision
             }
         }
+        try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
+            let revision = UInt64(bitPattern: row.int(0))
+            do throws(TetherError) {
+                try readLogRow(row, revision)
+            } catch {
+                // The log resumes watches only after it: no gap is ever
+                // replayed as if it were whole.
+                contents.unreadableLogRows.append((revision, "table log, revision \(revision): \(error.message)"))
+                contents.log.removeAll()
+            }
+        }
         if !replayed.isEmpty {
+            // A newer image replaces a row that could not be read.
+            contents.quarantined.removeAll { replayed[$0.name] != nil }
             var byName: [String: Int] = [:]
             for (i, s) in contents.states.enumerated() { byName[s.name] = i }
             var added = false
@@ -473,14 +499,25 @@ public final class SQLiteStore: SplitSyncSink {
         }
         try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
-        try checkpointIfLarge()
+        // The group is committed: nothing after this may fail it (a
+        // failed checkpoint is tried again after the next commit).
+        do {
+            try checkpointIfLarge()
+        } catch {
+            walReplaced = error
+        }
     }
+
+    /// Set when the WAL file was found replaced behind SQLite's back:
+    /// `makeDurable` would sync another file, so it fails from then on.
+    private var walReplaced: TetherError?
 
     /// Syncs every frame written to the WAL before the call (fdatasync
     /// covers the file, whichever descriptor names it). Any one thread;
     /// the loop may write and commit meanwhile.
     public func makeDurable() throws {
         guard syncsWALItself else { return }
+        if let walReplaced { throw walReplaced }
         while fdatasync(walFD) != 0 {
             guard errno == EINTR else {
                 throw TetherError(.loopFailure, "cannot sync \(path)-wal: \(String(cString: strerror(errno)))")
@@ -659,6 +696,14 @@ public final class SQLiteStore: SplitSyncSink {
 
     // MARK: Values as text
 
+    /// How deeply a row's text may nest: a state's value (at most
+    /// `Value.maxNesting`, checked on every write: `Store.checkSize`) plus
+    /// the row's own wrapping around it — a states row `{"value": v}` is 1
+    /// level, a log row's changes `[{"value": v}]` 2, a group row's images
+    /// `[[{"stored": {"value": v}}]]` 4 — with room to spare. A row the
+    /// writer accepted must never be refused when the store is opened.
+    static let rowDepth = Value.maxNesting + 8
+
     /// A value as stored: `{"value": ..., "bytes_at": [...]}`, so bytes
     /// come back as bytes (JSON alone would bring them back as strings).
     static func encodeValue(_ value: Value) throws(TetherError) -> String {
@@ -670,7 +715,7 @@ public final class SQLiteStore: SplitSyncSink {
     }
 
     static func decodeValue(_ text: String, name: String) throws(TetherError) -> Value {
-        try decodeStored(try Value(json: text), name: name)
+        try decodeStored(try Value(json: text, maxDepth: SQLiteStore.rowDepth), name: name)
     }
 
     /// A state as a commit left it, in its log row: `{"name", "modified",
@@ -696,7 +741,8 @@ public final class SQLiteStore: SplitSyncSink {
     /// A group row's commits and, for each, its images (`insertGroupRow`).
     static func decodeGroup(changes: String, images: String, commits: Int64,
                             last: UInt64) throws(TetherError) -> [(Commit, [StateImage])] {
-        guard case .array(let changeLists) = try Value(json: changes), case .array(let imageLists) = try Value(json: images),
+        guard case .array(let changeLists) = try Value(json: changes, maxDepth: SQLiteStore.rowDepth),
+              case .array(let imageLists) = try Value(json: images, maxDepth: SQLiteStore.rowDepth),
               changeLists.count == Int(commits), imageLists.count == Int(commits), UInt64(commits) <= last else {
             throw TetherError(.badJSON, "the store's log entry \(last) is a malformed group of \(commits) commits")
         }
@@ -774,7 +820,7 @@ public final class SQLiteStore: SplitSyncSink {
     }
 
     static func decodeChanges(_ text: String, revision: UInt64) throws(TetherError) -> [Change] {
-        try decodeChanges(try Value(json: text), revision: revision)
+        try decodeChanges(try Value(json: text, maxDepth: SQLiteStore.rowDepth), revision: revision)
     }
 
     static func decodeChanges(_ list: Value, revision: UInt64) throws(TetherError) -> [Change] {
@@ -793,6 +839,48 @@ public final class SQLiteStore: SplitSyncSink {
             }
         }
         return changes
+    }
+
+    // MARK: A group that could not be committed
+
+    /// Whether a group's transaction is open: after a failed `commit`, the
+    /// group did not reach the database (a full disk: SQLITE_FULL).
+    public var hasOpenGroup: Bool { inTransaction }
+
+    /// Gives up the open group (docs/robustness.md, "A full disk"): its
+    /// transaction is rolled back (SQLite may have done so already), what
+    /// was pending for it is dropped, and the store's bookkeeping is read
+    /// again from the database, which now holds every group committed
+    /// before it and nothing of it. Returns what the store holds (the
+    /// daemon resets the states the group touched from it).
+    public func abandonGroup() throws(TetherError) -> Contents {
+        if sqlite3_get_autocommit(db) == 0 {
+            _ = sqlite3_exec(db, "ROLLBACK", nil, nil, nil)  // an automatic rollback already did it: no harm
+        }
+        inTransaction = false
+        pendingRows.removeAll(keepingCapacity: true)
+        rowText.removeAll()
+        unapplied.removeAll()
+        unappliedCommits = 0
+        return try load()
+    }
+
+    /// Test hook: at most `pages` pages of the database file (SQLite's
+    /// `max_page_count`), so that a test meets SQLITE_FULL, the error of
+    /// a full disk, without a small file system. 0: back to SQLite's
+    /// default. Returns the limit now in force.
+    @discardableResult
+    public func setMaxPageCount(_ pages: Int) throws(TetherError) -> Int {
+        var now = 0
+        try query("PRAGMA max_page_count = \(pages > 0 ? pages : 4_294_967_294)") { (row) throws(TetherError) in now = Int(row.int(0)) }
+        return now
+    }
+
+    /// Pages the database file has now.
+    public func pageCount() throws(TetherError) -> Int {
+        var n = 0
+        try query("PRAGMA page_count") { (row) throws(TetherError) in n = Int(row.int(0)) }
+        return n
     }
 
     // MARK: SQLite

@@ -98,9 +98,66 @@ public final class Service {
     /// replies stay in call order. Returns the sessions with output the
     /// transport may write now (`Session.takeReady`).
     public func endOfTurn() -> [Session] {
-        let group = committer?.endOfTurn() ?? 0
+        let group = endGroup()
         hold(until: group)
         return release()
+    }
+
+    /// The turn's group handed to the group commit; returns the group its
+    /// output waits for. When the store refuses the group (a full disk),
+    /// the group is undone (`groupFailed`) and the output waits for the
+    /// groups before it.
+    @inline(__always)
+    private func endGroup() -> UInt64 {
+        guard let committer else { return 0 }
+        do throws(GroupCommitter.GroupFailure) {
+            if let failure = store.sinkFailure { throw GroupCommitter.GroupFailure(underlying: failure) }
+            let group = try committer.endOfTurn()
+            store.groupCommitted()
+            return group
+        } catch {
+            groupFailed(error.underlying)
+            return committer.submitted
+        }
+    }
+
+    /// The store refused the turn's group (docs/robustness.md, "A full
+    /// disk"). Nothing of this turn's output has been written (it waits
+    /// for the group): the store's transaction is rolled back, the states
+    /// the group touched take what the store holds again, the revision
+    /// goes back to the last commit on disk, and this turn's output is
+    /// rewritten: every call answered in the turn gets io.tether.StorageFull
+    /// (unless it failed otherwise), and watch events of the undone
+    /// commits are dropped. No client ever sees a value the disk does not
+    /// hold, and everything acknowledged before stays.
+    private func groupFailed(_ error: Error) {
+        let contents: SQLiteStore.Contents
+        do {
+            guard let read = try committer?.abandonGroup() else {
+                GroupCommitter.stop("the store refused a group and cannot roll it back", error)
+            }
+            contents = read
+        } catch let rollback {
+            GroupCommitter.stop("the store refused a group (\(error)) and could not be read back", rollback)
+        }
+        let good = store.groupStart
+        let undone = store.rollBackGroup(to: contents)
+        if contents.revision != good {
+            log.event("storage-mismatch", "memory" => "\(good)", "store" => "\(contents.revision)")
+        }
+        let refusal = Store.storageFull(error)
+        var refusedCalls = 0
+        for s in pending {
+            refusedCalls += s.refuseTurn(after: good, with: refusal)
+        }
+        for w in watchers where w.sentRevision > good { w.sentRevision = good }
+        log.event("storage-full", "revision" => "\(good)", "undone" => "\(undone)", "refused" => "\(refusedCalls)",
+                  "reason" => "\(error)")
+    }
+
+    /// A watch whose snapshot was undone with a refused group: a fresh one.
+    func resnapshot(_ w: Watcher) {
+        snapshot(w, resync: true)
     }
 
     /// The daemon's end of a turn: `endOfTurn()`, each session with output
@@ -111,7 +168,7 @@ public final class Service {
     /// per turn, were ~2 k instructions of a Set (callgrind,
     /// docs/daemon-performance.md).
     func endOfTurn(write: (Session) -> Void) {
-        let group = committer?.endOfTurn() ?? 0
+        let group = endGroup()
         guard holding.isEmpty, group <= committer?.completed ?? .max else {
             hold(until: group)
             for s in release() { write(s) }
@@ -150,8 +207,10 @@ public final class Service {
     /// Blocks until every commit is durable (the daemon stops): the
     /// sessions with output to write.
     public func drain() -> [Session] {
-        committer?.drain()
-        return endOfTurn()
+        let group = endGroup()
+        hold(until: group)
+        try? committer?.drain()  // no group is open: this only waits
+        return release()
     }
 
     private func release() -> [Session] {

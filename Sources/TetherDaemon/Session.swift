@@ -358,6 +358,43 @@ public final class Session {
         service.queue(self)
     }
 
+    /// The store refused this turn's group (`Service.groupFailed`): this
+    /// turn's output is rewritten before anything of it is written. A
+    /// watch keeps only events of revisions up to `durable` (a snapshot
+    /// dropped is sent again, fresh); any other connection gets `refusal`
+    /// instead of each reply that was not an error (a write of the group,
+    /// or a read that may have shown it). Returns the calls refused.
+    func refuseTurn(after durable: UInt64, with refusal: VarlinkError) -> Int {
+        guard !output.isEmpty else { return 0 }
+        var messages: [ArraySlice<UInt8>] = []
+        var start = 0
+        for i in output.indices where output[i] == 0 {
+            messages.append(output[start...i])
+            start = i + 1
+        }
+        var kept: [UInt8] = []
+        var refused = 0
+        var droppedSnapshot = false
+        for message in messages {
+            let reply = message.dropLast().withUnsafeBytes { try? Reply(parsing: $0, limits: service.store.limits) }
+            if watcher != nil {
+                if case .int(let revision)? = reply?.parameters["revision"], UInt64(bitPattern: revision) > durable {
+                    if reply?.parameters["event"] == .string("snapshot") { droppedSnapshot = true }
+                    continue
+                }
+                kept.append(contentsOf: message)
+            } else if reply?.error != nil {
+                kept.append(contentsOf: message)
+            } else {
+                try? MessageEncoder.append(refusal.reply, to: &kept)
+                refused += 1
+            }
+        }
+        output = kept
+        if droppedSnapshot, let w = watcher { service.resnapshot(w) }
+        return refused
+    }
+
     /// Hands the current turn's output to the caller (tests, the fuzzer).
     public func takeOutput() -> [UInt8] {
         defer { output.removeAll(keepingCapacity: true) }

@@ -69,20 +69,43 @@ public final class Store {
     /// Takes over what a durable store held, before serving: the states,
     /// the revision (the counter continues where it stopped) and the
     /// retained commits (so watches resume across a restart).
-    public func restore(states: [StateImage], log commits: [Commit], revision: UInt64) throws(TetherError) {
+    /// `quarantined`: states whose rows could not be read, and why: the
+    /// daemon serves the rest, and a read of one of them gets an error
+    /// naming it (until a Set at its root replaces it). A state that cannot
+    /// be restored joins them: one bad row never keeps the daemon from
+    /// starting. Returns every quarantined state and why.
+    @discardableResult
+    public func restore(states: [StateImage], log commits: [Commit], revision: UInt64,
+                        quarantined: [(name: String, reason: String)] = []) throws(TetherError) -> [(name: String, reason: String)] {
         self.revision = revision
+        var bad = quarantined
         for image in states {
             guard let value = image.value else { continue }
             let state: State<Value>
             do {
                 state = try makeState(image.name, value, image.descriptor)
             } catch {
-                throw TetherError(.badJSON, "the store's state '\(image.name)' cannot be restored: \(error.detail)")
+                bad.append((image.name, "state '\(image.name)' cannot be restored: \(error.detail)"))
+                continue
             }
             insert(StateRecord(name: image.name, state: state, modified: image.modified, descriptor: image.descriptor,
                                sizeBound: (try? Store.size(of: value)) ?? 0))
         }
         for commit in commits where commit.revision <= revision { log.append(commit) }
+        for (name, reason) in bad where records[name] == nil { self.quarantined[name] = reason }
+        return bad
+    }
+
+    /// States the store could not read at start, and why (see `restore`).
+    public private(set) var quarantined: [String: String] = [:]
+
+    /// The error a read of a state that does not exist gets: NotFound, or,
+    /// for a quarantined one, why it cannot be read.
+    private func missingState(_ name: String) -> VarlinkError {
+        if let reason = quarantined[name] {
+            return VarlinkError(TetherError(.badJSON, "the store could not read state '\(name)' when the daemon started (\(reason)); it is quarantined: Set its whole value to replace it"), name: name)
+        }
+        return VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
     }
 
     /// The oldest revision a Watch can resume from.
@@ -93,9 +116,7 @@ public final class Store {
     // MARK: Reads
 
     func get(_ name: String, at path: JSONPointer) throws(VarlinkError) -> GetReply {
-        guard let r = records[name] else {
-            throw VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
-        }
+        guard let r = records[name] else { throw missingState(name) }
         do {
             let whole = try r.value
             let value = path.isRoot ? whole : try whole.value(at: path)
@@ -106,9 +127,7 @@ public final class Store {
     }
 
     func describe(_ name: String) throws(VarlinkError) -> DescribeReply {
-        guard let r = records[name] else {
-            throw VarlinkError(TetherError(.notFound, "no state named '\(name)'"), name: name)
-        }
+        guard let r = records[name] else { throw missingState(name) }
         let type: ValueType
         do { type = try r.value.type } catch { throw VarlinkError(error, name: name) }
         return DescribeReply(descriptor: r.descriptor, type: type, modified: r.modified, revision: revision)
@@ -154,6 +173,9 @@ public final class Store {
         log.compact(through: through)
         do {
             try sink?.compact(through: oldestRevision)
+        } catch let failure as GroupCommitter.GroupFailure {
+            sinkFailure = failure.underlying  // the turn's group is undone at its end
+            throw Store.storageFull(failure.underlying)
         } catch {
             throw VarlinkError(TetherError(.loopFailure, "the store could not compact its log: \(error)"))
         }
@@ -168,6 +190,9 @@ public final class Store {
         do {
             let bytes = try sink.snapshot(to: path)
             return SnapshotReply(revision: revision, bytes: bytes)
+        } catch let failure as GroupCommitter.GroupFailure {
+            sinkFailure = failure.underlying  // the turn's group is undone at its end
+            throw Store.storageFull(failure.underlying)
         } catch let error as TetherError {
             throw VarlinkError(error)
         } catch {
@@ -182,6 +207,7 @@ public final class Store {
     /// Set and Remove: one write, whose errors name its state but no op
     /// (`op` is a Transaction's index).
     func write(_ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        if let sinkFailure { throw Store.storageFull(sinkFailure) }
         do {
             if setsWholeStates, case .set(let value) = op.write, op.path.isRoot, limits.maxOps >= 1, let r = records[op.name] {
                 return try setWhole(r, to: value, op, tag: tag, origin: origin)
@@ -194,6 +220,7 @@ public final class Store {
     }
 
     func apply(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
+        if let sinkFailure { throw Store.storageFull(sinkFailure) }
         if ops.count > limits.maxOps {
             throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
                                  "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
@@ -300,6 +327,7 @@ public final class Store {
     /// Sets the descriptor of `name`, creating the state with `value` when
     /// it does not exist (a commit), see io.tether.Declare.
     func declare(_ name: String, _ descriptor: Descriptor, value: Value) throws(VarlinkError) -> DeclareReply {
+        if let sinkFailure { throw Store.storageFull(sinkFailure) }
         if let range = descriptor.range, let lo = range.minimum, let hi = range.maximum, lo > hi {
             throw .invalidParameter("descriptor.range", "minimum \(lo) is greater than maximum \(hi)")
         }
@@ -327,7 +355,12 @@ public final class Store {
                 try apply(descriptor, to: r.state, name: name)
             }
             r.descriptor = descriptor
-            do { try sink?.describe(name, descriptor) } catch { throw VarlinkError(TetherError(.loopFailure, "the store refused the descriptor: \(error)"), name: name) }
+            if sink != nil { describedInGroup.append(name) }
+            if sinkFailure != nil { throw Store.storageFull(sinkFailure!) }
+            do { try sink?.describe(name, descriptor) } catch {
+                sinkFailure = error  // undone with the rest of the group
+                throw Store.storageFull(error)
+            }
             return DeclareReply(revision: revision, created: false)
         }
         try checkSize(value, name: name)
@@ -402,9 +435,28 @@ public final class Store {
         return op.write
     }
 
-    /// Refuses a value over the size limit; returns its size.
+    /// The error a call gets when the store cannot take its commit.
+    static func storageFull(_ error: Error) -> VarlinkError {
+        .storageFull("the store cannot take the write (\(error)); nothing of it was applied: retry once the disk has room")
+    }
+
+    /// Refuses a value over the size limit, or nesting deeper than a
+    /// state's value may (`Value.maxNesting`, 512 levels: the one depth
+    /// limit of docs/protocol.md, checked here for every write path, so
+    /// that every layer behind it — store rows, log rows, replies, watch
+    /// events, the clients' parsers — holds whatever passed it); returns
+    /// its size.
     @discardableResult
     func checkSize(_ value: Value, name: String) throws(VarlinkError) -> Int {
+        switch value {
+        case .array, .object:
+            let depth = value.nestingDepth
+            if depth > Value.maxNesting {
+                throw VarlinkError(TetherError(.outOfRange, "a state's value nests at most \(Value.maxNesting) levels of arrays and objects; '\(name)' would nest \(depth)"), name: name)
+            }
+        default:
+            break
+        }
         let size: Int
         do { size = try Store.size(of: value) } catch { throw VarlinkError(error, name: name) }
         if size > limits.maxValue {
@@ -429,6 +481,7 @@ public final class Store {
 
     func insert(_ r: StateRecord) {
         records[r.name] = r
+        if !quarantined.isEmpty { quarantined[r.name] = nil }
         let at = lowerBound(r.name)
         if at == sortedNames.count || sortedNames[at] != r.name { sortedNames.insert(r.name, at: at) }
     }
@@ -452,8 +505,11 @@ public final class Store {
         onCommit?(commit)
     }
 
-    /// Hands a commit and the states as it left them to the store.
+    /// Hands a commit and the states as it left them to the store. A
+    /// failure (a full disk) fails the whole group at the end of the turn
+    /// (`sinkFailure`): nothing more of the turn goes to the store.
     private func record(_ commit: Commit, _ changed: StateRecord?, in sink: CommitSink) {
+        guard sinkFailure == nil else { return }
         do {
             if let r = changed {
                 try sink.record(commit, state: StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
@@ -468,10 +524,69 @@ public final class Store {
                 try sink.record(commit, states: images)
             }
         } catch {
-            // The state in memory is ahead of the store: nothing can be
-            // acknowledged any more. The daemon stops (the store is the truth).
-            fatalError("tetherd: the store failed to record revision \(commit.revision): \(error)")
+            // The state in memory is ahead of the store: the turn's group
+            // is rolled back at its end (Service.groupFailed), in memory
+            // too, and its calls are answered StorageFull.
+            sinkFailure = error
         }
+    }
+
+    // MARK: A group the store refused (docs/robustness.md, "A full disk")
+
+    /// Why the store refused a commit of the open group, if it did.
+    public internal(set) var sinkFailure: Error?
+    /// The revision before the open group's first commit: everything up to
+    /// it is committed to the store.
+    public private(set) var groupStart: UInt64 = 0
+    /// States whose descriptor changed in the open group without a commit.
+    private var describedInGroup: [String] = []
+
+    /// The open group was committed (Service, at the end of each turn).
+    @inline(__always)
+    func groupCommitted() {
+        groupStart = revision
+        if !describedInGroup.isEmpty { describedInGroup.removeAll() }
+    }
+
+    /// Undoes, in memory, every commit of the open group after the store
+    /// refused it: each state it touched takes what the store holds again
+    /// (`contents`, read back after the rollback), the revision goes back
+    /// to `groupStart`, and the log forgets the group's commits. Returns
+    /// how many commits were undone.
+    func rollBackGroup(to contents: SQLiteStore.Contents) -> UInt64 {
+        let good = groupStart
+        let undone = revision - good
+        var names = Set(describedInGroup)
+        if let failed = log.commits(after: good, current: revision) {
+            for commit in failed { for change in commit.changes { names.insert(change.name) } }
+        } else {
+            // The log no longer holds them all: take every state back.
+            names.formUnion(records.keys)
+            for image in contents.states { names.insert(image.name) }
+        }
+        var held: [String: StateImage] = [:]
+        for image in contents.states where names.contains(image.name) { held[image.name] = image }
+        for name in names {
+            guard let image = held[name], let value = image.value else {
+                delete(name)
+                continue
+            }
+            do {
+                let state = try makeState(name, value, image.descriptor)
+                let r = StateRecord(name: name, state: state, modified: image.modified, descriptor: image.descriptor,
+                                    sizeBound: (try? Store.size(of: value)) ?? 0)
+                delete(name)
+                insert(r)
+            } catch {
+                delete(name)
+                quarantined[name] = "state '\(name)' cannot be restored after a refused group: \(error.detail)"
+            }
+        }
+        revision = good
+        log.dropAfter(good)
+        sinkFailure = nil
+        describedInGroup.removeAll()
+        return undone
     }
 
     /// A state as `commit` left it.

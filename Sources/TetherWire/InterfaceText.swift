@@ -333,6 +333,13 @@ error AccessDenied (
   message: string
 )
 
+# The daemon's store cannot take the write (its disk is full): nothing of
+# the call was applied, and nothing acknowledged before it was lost. Reads
+# and watches go on; writes succeed again once the disk has room.
+error StorageFull (
+  message: string
+)
+
 # The errors of a local state, one for each TETHER_E* code. message says
 # what was wrong; name is the state concerned, op the index of the op in a
 # Transaction.

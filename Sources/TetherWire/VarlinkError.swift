@@ -166,6 +166,13 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
                      detail: message)
     }
 
+    /// The daemon's store cannot take a write (its disk is full): nothing
+    /// of the call was applied; reads go on, and writes succeed again once
+    /// the disk has room (docs/protocol.md, docs/robustness.md).
+    public static func storageFull(_ message: String) -> VarlinkError {
+        VarlinkError(name: "io.tether.StorageFull", parameters: members(["message": .string(message)]), detail: message)
+    }
+
     /// A message that is not JSON (or not UTF-8): io.tether.BadJSON.
     static func badJSON(_ message: String) -> VarlinkError {
         VarlinkError(TetherError(.badJSON, message))

@@ -148,7 +148,15 @@ struct Tetherd: ParsableCommand {
         // The SQLite work runs on the committer's sync thread from here on.
         let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch,
                               sink: GroupCommitter(inner: sqlite, mode: groupCommit))
-        try store.restore(states: contents.states, log: contents.log, revision: contents.revision)
+        let quarantined = try store.restore(states: contents.states, log: contents.log, revision: contents.revision,
+                                            quarantined: contents.quarantined)
+        // One bad row never keeps the daemon from starting: it says which.
+        for (name, reason) in quarantined {
+            log.event("quarantined", "name" => name, "reason" => reason)
+        }
+        for (revision, reason) in contents.unreadableLogRows {
+            log.event("log-row-unreadable", "revision" => "\(revision)", "reason" => reason)
+        }
         log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
                   "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
         return store

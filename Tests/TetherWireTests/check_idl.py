@@ -38,7 +38,7 @@ EXPECTED = {
                     "Compact", "Stats"],
         "types": ["ValueType", "OpKind", "Op", "Precondition", "Range", "Descriptor", "StateInfo", "Entry",
                   "Change", "WatchEvent", "Limits", "Limit"],
-        "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "InvalidArgument", "Stale",
+        "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "StorageFull", "InvalidArgument", "Stale",
                    "WrongType", "BadPath", "NotFound", "BadJSON", "OutOfRange", "NoMemory", "FeedbackLoop", "Busy",
                    "WrongThread", "LoopFailure", "ReadOnly", "Cycle", "Rejected", "Untrusted"],
     },

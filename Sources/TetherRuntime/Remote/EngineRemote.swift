@@ -34,6 +34,7 @@ extension Engine {
         }
         let detached = tether_internal_get_depth() != 0 || onLoopThread
         lock.unlock()
+        if let broken = mirror.brokenError { return .failed(broken) }
         let waiter = RemoteWaiter(detached: detached, mirrors: [mirror])
         do {
             try mirror.link.send(RemoteCalls.write(mirror.name, op), waiter: waiter)

@@ -183,13 +183,14 @@ extension Runtimes {
         let link = try RemoteTable.find(remote)
         link.lock.lock()
         defer { link.lock.unlock() }
-        return link.connected
+        // A mirror that stopped following the daemon is not connected.
+        return link.connected && !link.hasBrokenMirror
     }
 
     /// The daemon's `modified` revision of a remote state, as its mirror
     /// has applied it (for compare-on-revision).
     package static func remoteRevision(_ s: UInt64) throws(TetherError) -> UInt64 {
-        try mirror(of: s).daemonModified
+        try mirror(of: s).daemonModified  // a broken mirror's error
     }
 
     /// Adds a precondition to this thread's open transaction: it commits

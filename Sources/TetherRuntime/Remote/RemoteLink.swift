@@ -141,7 +141,11 @@ package final class RemoteLink {
         for waiter in waiters {
             if let error = waitFor(waiter), error.code != .notFound { throw error }
         }
+        for m in allMirrors { if let broken = m.brokenError { throw broken } }
     }
+
+    /// Whether a mirror stopped following the daemon (`lock` held).
+    var hasBrokenMirror: Bool { mirrors.values.contains { $0.broken != nil } }
 
     /// Waits up to `milliseconds` for the connection to be up.
     func waitConnected(milliseconds: UInt32) -> Bool {
@@ -295,6 +299,8 @@ package final class RemoteLink {
             return TetherError(.rejected, "tetherd: \(error.detail) (a precondition did not hold; nothing was applied)")
         case "io.tether.LimitExceeded":
             return TetherError(.outOfRange, "tetherd: \(error.detail)")
+        case "io.tether.StorageFull":
+            return TetherError(.busy, "tetherd: its store is full: \(error.detail)")
         case "io.tether.AccessDenied", "org.varlink.service.PermissionDenied":
             return TetherError(.readOnly, "tetherd: access denied: \(error.detail)")
         default:
@@ -321,7 +327,7 @@ package final class RemoteLink {
     private func reconnect() {
         guard !isClosed else { return }
         if callPipe == nil { openCallPipe() }
-        for mirror in allMirrors where !mirror.watching { mirror.openWatch() }
+        for mirror in allMirrors where !mirror.watching && mirror.brokenError == nil { mirror.openWatch() }
     }
 
     /// A mirror's watch dropped: try again after the backoff (one timer

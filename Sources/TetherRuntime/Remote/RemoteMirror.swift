@@ -25,6 +25,17 @@ final class RemoteMirror {
     private var everReady = false
     /// Why the first watch failed, if it did (reported by tether_remote_state).
     private(set) var failure: TetherError?
+    /// Set once a commit of the daemon could not be read or applied here
+    /// (docs/robustness.md, "A mirror that cannot apply a commit"): the
+    /// mirror stops following the daemon rather than retry the same commit
+    /// for ever. Its writes, tether_remote_revision and tether_remote_sync
+    /// fail with this error, and tether_remote_connected says false; one
+    /// line on stderr says why.
+    private(set) var broken: TetherError?
+    /// Applies that failed since the last one that worked: a change that
+    /// did not apply gets one resync from a fresh snapshot; a second
+    /// failure in a row breaks the mirror.
+    private var failedApplies = 0
     private(set) var epoch: String?
     /// The `modified` revision of the daemon's state as last seen (for
     /// compare-on-revision preconditions).
@@ -42,7 +53,7 @@ final class RemoteMirror {
     }
 
     /// Everything the link's writes committed has been applied (link.lock held).
-    var caughtUp: Bool { appliedRevision >= expectedRevision || failure != nil }
+    var caughtUp: Bool { appliedRevision >= expectedRevision || failure != nil || broken != nil }
 
     /// A write through the link committed `revision` to this state (link.lock held).
     func expect(_ revision: UInt64) {
@@ -50,13 +61,16 @@ final class RemoteMirror {
     }
 
     /// Whether `revision` has been applied (link.lock held).
-    func hasApplied(_ revision: UInt64) -> Bool { appliedRevision >= revision || failure != nil }
+    func hasApplied(_ revision: UInt64) -> Bool { appliedRevision >= revision || failure != nil || broken != nil }
 
     /// The daemon's `modified` revision of the state, as applied here.
     var daemonModified: UInt64 {
-        link.lock.lock()
-        defer { link.lock.unlock() }
-        return modified
+        get throws(TetherError) {
+            link.lock.lock()
+            defer { link.lock.unlock() }
+            if let broken { throw broken }
+            return modified
+        }
     }
 
     // MARK: The watch (loop thread)
@@ -72,6 +86,11 @@ final class RemoteMirror {
             didReply(reply)
         }, onClose: { [unowned self] reason in
             if watchPipe === pipeRef.pipe { watchPipe = nil }
+            if pipeRef.pipe?.unreadableReply == true {
+                // Resuming would read the same commit again: stop here.
+                breakMirror(TetherError(.badJSON, "tetherd sent a change of '\(name)' this client cannot read (\(reason))"))
+                return
+            }
             link.lock.lock()
             if !everReady && failure == nil && !link.closed {
                 // The first watch could not even start: say why, once.
@@ -86,6 +105,27 @@ final class RemoteMirror {
         // Resuming: every change after what was applied, none twice.
         let parameters = WatchParameters(names: [name], fromRevision: from, epoch: from == nil ? nil : epoch)
         pipe.send(Call(method: TetherMethod.watch.qualifiedName, parameters: parameters.parameters, more: true))
+    }
+
+    /// The mirror stops following the daemon (loop thread): see `broken`.
+    func breakMirror(_ error: TetherError) {
+        link.lock.lock()
+        let applied = appliedRevision
+        let full = TetherError(error.code, "\(error.message); the copy stays at revision \(applied) and is no longer updated (free the state and make it again to retry)")
+        broken = full
+        if !everReady && failure == nil { failure = full }
+        link.condition.broadcast()
+        link.lock.unlock()
+        watchPipe?.close(because: "the mirror of '\(name)' is broken")
+        watchPipe = nil
+        Runtimes.reportRemoteFailure(link.engine, "remote state '\(name)' at tetherd \(link.address): \(full.message)")
+    }
+
+    /// Why the mirror stopped following the daemon, if it did.
+    var brokenError: TetherError? {
+        link.lock.lock()
+        defer { link.lock.unlock() }
+        return broken
     }
 
     func closeWatch() {
@@ -148,6 +188,12 @@ final class RemoteMirror {
             try link.engine.applyRemote(state, ops, meta: meta)
         } catch {
             if error.code == .stale { return }  // the mirror was freed meanwhile
+            failedApplies += 1
+            if failedApplies > 1 {
+                // A fresh snapshot did not help: resyncing again would loop.
+                breakMirror(TetherError(error.code, "the change of revision \(revision ?? 0) to '\(name)' did not apply to the copy, even after a resync (\(error.message))"))
+                return
+            }
             // The copy no longer matches the daemon's: start over from a
             // fresh snapshot rather than show a wrong value.
             link.lock.lock()
@@ -156,6 +202,7 @@ final class RemoteMirror {
             watchPipe?.close(because: "the change of revision \(revision ?? 0) did not apply to the copy (\(error.message)); resyncing")
             return
         }
+        failedApplies = 0
         link.lock.lock()
         if let revision { appliedRevision = max(appliedRevision, revision) }
         self.modified = modified

@@ -17,6 +17,10 @@ final class VarlinkPipe {
     private(set) var untrusted = false
     private let address: DaemonAddress
     private let trust: SocketTrust
+    /// Set when the pipe closed because the daemon sent a message this
+    /// client cannot read (not a dropped connection): reconnecting would
+    /// only read the same message again.
+    private(set) var unreadableReply = false
     private let onConnect: () -> Void
     private let onReply: (Reply) -> Void
     private let onClose: (String) -> Void
@@ -91,6 +95,7 @@ final class VarlinkPipe {
                 guard let message = try decoder.next() else { return }
                 reply = try Reply(parsing: message)
             } catch {
+                unreadableReply = true
                 close(because: "tetherd sent what is not a Varlink reply: \(error.detail)")
                 return
             }
