@@ -108,8 +108,15 @@ final class VarlinkConnection {
                 Glibc.send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
             }
             if n < 0 {
-                if errno == EINTR { continue }
-                throw .connectionLost(address: address.description, reason: VarlinkConnection.errorText(errno))
+                let code = errno
+                if code == EINTR { continue }
+                // A daemon that refuses a peer at accept sends its error and
+                // closes before reading anything: the call meets a closed
+                // socket, and the reason waits in the receive buffer.
+                if code == EPIPE || code == ECONNRESET, let reply = try? receive(), let error = VarlinkError(reply: reply) {
+                    throw .remote(error)
+                }
+                throw .connectionLost(address: address.description, reason: VarlinkConnection.errorText(code))
             }
             sent += n
         }
