@@ -53,20 +53,37 @@ public enum DaemonFuzzer {
     static let epoch = "fuzz"
     static let pathWatches: [String] = ["/0", "/a/1"]
 
-    /// Runs one input; returns the violations (empty when every invariant held).
-    public static func run(_ input: UnsafeRawBufferPointer) -> [String] {
+    /// What one fuzz process runs on each input. Every input paid for the
+    /// SQLite store and its restart comparison (31 inputs a second; an
+    /// hour reached ~110k inputs, where libFuzzer's yield needs millions),
+    /// so the checks are two targets, each its own libFuzzer run
+    /// (`make fuzz` runs both; docs/robustness.md, "The fuzzer").
+    public enum Target: String, Sendable, CaseIterable {
+        /// The frame decoder, the fast-path comparison, and the dispatcher
+        /// and sessions on an in-memory store: everything but the disk.
+        case fast
+        /// The dispatcher on the SQLite store, synced after each message
+        /// and opened again as a restarted daemon would.
+        case store
+    }
+
+    /// Runs one input; returns the violations (empty when every invariant
+    /// held). `target` nil runs both targets' checks (FuzzRegressionTests).
+    public static func run(_ input: UnsafeRawBufferPointer, target: Target? = nil) -> [String] {
         var problems: [String] = []
-        checkDecoder(input, &problems)
-        FastPathCheck.run(input, &problems)
-        var run = SessionRun()
+        if target != .store {
+            checkDecoder(input, &problems)
+            FastPathCheck.run(input, &problems)
+        }
+        var run = SessionRun(durable: target != .fast)
         run.feed(input)
         run.finish()
         problems += run.problems
         return problems
     }
 
-    public static func run(_ bytes: [UInt8]) -> [String] {
-        bytes.withUnsafeBytes { run($0) }
+    public static func run(_ bytes: [UInt8], target: Target? = nil) -> [String] {
+        bytes.withUnsafeBytes { run($0, target: target) }
     }
 
     // MARK: The frame decoder
@@ -158,8 +175,9 @@ struct SessionRun {
     static let stranger: UInt32 = owner == 5353 ? 5354 : 5353
 
     /// The durable store under `store`: SQLite in a directory of this
-    /// process's, emptied for each input.
-    let sqlite: SQLiteStore
+    /// process's, emptied for each input; nil for the fast target (the
+    /// store in memory).
+    let sqlite: SQLiteStore?
 
     /// A directory of this process's for the SQLite store (tmpfs when
     /// there is one: the store syncs once per message).
@@ -177,14 +195,21 @@ struct SessionRun {
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(directoryPath + "/tether.db" + suffix) }
     }
 
-    init() {
+    init(durable: Bool) {
         SessionRun.directoryPath = SessionRun.directory
-        SessionRun.removeStore()
-        // Not exclusive: checkRestart reads it through a second connection while it is open.
-        sqlite = try! SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity, exclusive: false)
-        _ = try! sqlite.load()
-        try! sqlite.start(epoch: F.epoch)
-        let store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
+        let store: Store
+        if durable {
+            SessionRun.removeStore()
+            // Not exclusive: checkRestart reads it through a second connection while it is open.
+            let sqlite = try! SQLiteStore(directory: SessionRun.directory, durability: .normal, logCapacity: F.logCapacity, exclusive: false)
+            _ = try! sqlite.load()
+            try! sqlite.start(epoch: F.epoch)
+            self.sqlite = sqlite
+            store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
+        } else {
+            sqlite = nil
+            store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+        }
         self.store = store
         let policy = AccessPolicy(owner: SessionRun.owner, entries: [
             .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
@@ -233,7 +258,7 @@ struct SessionRun {
     /// (before any reply of the turn would be written).
     private mutating func endOfTurn() {
         do {
-            try sqlite.sync()
+            try sqlite?.sync()
         } catch {
             problems.append("the store failed to sync: \(error)")
         }
@@ -476,7 +501,7 @@ struct SessionRun {
         } else if !replay.resynced || replay.mirror != actual {
             problems.append("a Watch from revision 0, older than the log (oldest_revision \(oldest)), did not resync to the states")
         }
-        checkRestart(names: names, checker: checker)
+        if sqlite != nil { checkRestart(names: names, checker: checker) }
         for c in [everything, named, checker, replay] + pathWatchers + (client.map { [$0] } ?? []) {
             service.closed(c.session)
         }

@@ -23,12 +23,29 @@ import TetherDaemonFuzz
 /// own main, which refers to it.)
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    let problems = DaemonFuzzer.run(UnsafeRawBufferPointer(start: data, count: size))
+    let problems = DaemonFuzzer.run(UnsafeRawBufferPointer(start: data, count: size), target: fuzzTarget)
     if !problems.isEmpty {
         fatalError("tetherd-fuzz: \(problems.count) violation(s):\n" + problems.prefix(20).joined(separator: "\n"))
     }
     return 0
 }
+
+/// TETHER_FUZZ_TARGET=fast|store picks the checks (DaemonFuzzer.Target);
+/// unset, a replay runs both and libFuzzer runs the fast one.
+let fuzzTarget: DaemonFuzzer.Target? = {
+    if let name = getenv("TETHER_FUZZ_TARGET").map({ String(cString: $0) }) {
+        guard let target = DaemonFuzzer.Target(rawValue: name) else {
+            fputs("tetherd-fuzz: TETHER_FUZZ_TARGET must be fast or store, not \(name)\n", stderr)
+            exit(2)
+        }
+        return target
+    }
+    #if TETHER_LIBFUZZER
+    return .fast
+    #else
+    return nil
+    #endif
+}()
 
 @main
 enum TetherdFuzz {
@@ -64,7 +81,7 @@ enum TetherdFuzz {
         var failed = 0
         for file in files {
             guard let data = FileManager.default.contents(atPath: file) else { continue }
-            let problems = DaemonFuzzer.run([UInt8](data))
+            let problems = DaemonFuzzer.run([UInt8](data), target: fuzzTarget)
             if !problems.isEmpty {
                 failed += 1
                 print("FAIL \(file)")

@@ -1,36 +1,52 @@
 #!/usr/bin/env bash
 # run.sh SECONDS — runs the libFuzzer build of tetherd-fuzz (make fuzz
-# builds it into .build-fuzz/) for SECONDS, one process, from the seed
-# corpus Tests/fuzz/corpus and the regressions Tests/fuzz/regressions;
-# what it finds that covers new code goes to .build-fuzz/corpus (kept
-# between runs; with FUZZ_FRESH=1, as in make test, to a new directory
-# removed afterwards, so that replaying a grown corpus does not eat the
-# run), a crashing input to .build-fuzz/crashes/. Prints
-# libFuzzer's figures and one line:
+# builds it into .build-fuzz/) on its two targets, one process each
+# (DaemonFuzzer.Target, docs/robustness.md "The fuzzer"):
 #
-#     fuzz: 7577 executions in 60 s (126/s), corpus 412 inputs (96 KiB), no crash
+#   fast   the frame decoder, the fast-path comparison, the dispatcher and
+#          sessions on an in-memory store: SECONDS long;
+#   store  the same dispatcher on the SQLite store, synced after each
+#          message and reopened as a restarted daemon would: SECONDS/2
+#          long (at least 10 s): each input costs ~30 times more.
+#
+# Each starts from the seed corpus Tests/fuzz/corpus and the regressions
+# Tests/fuzz/regressions; what it finds that covers new code goes to
+# .build-fuzz/corpus-TARGET (kept between runs; with FUZZ_FRESH=1, as in
+# make test, to a new directory removed afterwards, so that replaying a
+# grown corpus does not eat the run), a crashing input to
+# .build-fuzz/crashes/. Prints libFuzzer's figures and one line a target:
+#
+#     fuzz fast: 60000 executions in 60 s (1000/s), corpus 412 inputs (96 KiB), no crash
 #
 # and exits 1 on a crash (a violation of DaemonFuzzer's invariants, an
 # AddressSanitizer report, a leak, a timeout), after printing the report
-# and the input's path. Replay one input with the plain build:
+# and the input's path. Replay one input with the plain build (both
+# targets' checks, or TETHER_FUZZ_TARGET=fast|store for one):
 #     swift build --product tetherd-fuzz && .build/debug/tetherd-fuzz FILE
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 
-seconds=${1:-60}
+total=${1:-60}
 bin=.build-fuzz/debug/tetherd-fuzz
-work=.build-fuzz/corpus
-if [ "${FUZZ_FRESH:-0}" = 1 ]; then
-  mkdir -p .build-fuzz
-  work=$(mktemp -d .build-fuzz/corpus-fresh.XXXXXX)
-  trap 'rm -rf "$work"' EXIT
-fi
 crashes=.build-fuzz/crashes
-log=.build-fuzz/fuzz.log
 if [ ! -x "$bin" ]; then
   echo "fuzz: $bin is missing (make fuzz builds it)"
   exit 1
 fi
+fresh=()
+cleanup() { rm -rf "${fresh[@]}"; }
+trap cleanup EXIT
+
+# run_target NAME SECONDS: one libFuzzer run; returns 1 on a crash.
+run_target() {
+local target=$1 seconds=$2
+local work=.build-fuzz/corpus-$target
+if [ "${FUZZ_FRESH:-0}" = 1 ]; then
+  mkdir -p .build-fuzz
+  work=$(mktemp -d .build-fuzz/corpus-fresh-$target.XXXXXX)
+  fresh+=("$work")
+fi
+local log=.build-fuzz/fuzz-$target.log
 mkdir -p "$work" "$crashes"
 # Slow units (libFuzzer keeps any input over 10 s as slow-unit-*) are
 # not failures: the -timeout below is one.
@@ -40,14 +56,15 @@ before=$(failures)
 # The Swift runtime's backtracer would hold the terminal after a crash
 # (libFuzzer and ASan print their own); the suppressions are explained in
 # the file.
-SWIFT_BACKTRACE=enable=no \
+TETHER_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no \
 ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:malloc_context_size=4" \
 LSAN_OPTIONS="suppressions=$PWD/Tests/fuzz/lsan.supp:print_suppressions=0" \
   timeout -k 10 $((seconds + 120)) "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=20 -rss_limit_mb=3072 \
     -dict=Tests/fuzz/tetherd.dict -artifact_prefix="$crashes/" -print_final_stats=1 \
     "$work" Tests/fuzz/corpus Tests/fuzz/regressions >"$log" 2>&1
-rc=$?
+local rc=$?
 
+local runs rate files kib after
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
 files=$(find "$work" -type f | wc -l)
@@ -58,8 +75,15 @@ if [ "$rc" -ne 0 ] || [ "$after" -gt "$before" ]; then
   # The report: the violations (or the sanitizer's), without the stacks'
   # noise after them.
   grep -v -E '^(#[0-9]+\s+(NEW|REDUCE|pulse|RELOAD)|\s+NEW_FUNC)' "$log" | head -80
-  echo "fuzz: CRASH after ${runs:-?} executions (exit $rc); the input: $(ls -t "$crashes" | grep -v '^slow-unit-' | head -1 | sed "s|^|$crashes/|")"
+  echo "fuzz $target: CRASH after ${runs:-?} executions (exit $rc); the input: $(ls -t "$crashes" | grep -v '^slow-unit-' | head -1 | sed "s|^|$crashes/|")"
   echo "fuzz: replay it: swift build --product tetherd-fuzz && .build/debug/tetherd-fuzz FILE; keep it in Tests/fuzz/regressions"
-  exit 1
+  return 1
 fi
-echo "fuzz: ${runs:-0} executions in $seconds s (${rate:-0}/s), corpus $files inputs ($kib KiB), no crash"
+echo "fuzz $target: ${runs:-0} executions in $seconds s (${rate:-0}/s), corpus $files inputs ($kib KiB), no crash"
+}
+
+store_seconds=$(( total / 2 < 10 ? 10 : total / 2 ))
+status=0
+run_target fast "$total" || status=1
+run_target store "$store_seconds" || status=1
+exit $status
