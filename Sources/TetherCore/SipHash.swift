@@ -38,6 +38,14 @@ enum SipHash {
     }
 
     /// SipHash-1-3 of `bytes` under this process's key.
+    ///
+    /// `releasenone`: the key's one-time initializer (`swift_once`) is
+    /// opaque to the optimizer, which then assumed any call here could
+    /// release objects, and had callers retain what they held across it:
+    /// three retain/release pairs per `tether_computed_get_path_int` on an
+    /// object (callgrind, kairo mux). Nothing here releases an object (the
+    /// initializer uses `Hasher`, a value).
+    @_effects(releasenone)
     static func sipHash13(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let key = SipHash.key
         return hash(bytes, key: key, compressionRounds: 1, finalizationRounds: 3)
