@@ -10,7 +10,7 @@ import Testing
 @Suite struct HashFloodTests {
     /// Linear probing by a random hash, the index at most half full:
     /// a run of k slots has probability about (α e^(1-α))^k ≈ 0.82^k at
-    /// α = 1/2, so one of 200 among 2^18 slots about 10^-12. Flooded, the
+    /// α = 1/2, so one of 200 among 2^18 slots about 10^-11. Flooded, the
     /// run is as long as the table.
     static let probeBound = 200
 
