@@ -16,8 +16,11 @@
 /// Positions shift when a member is removed, so `remove(at:)` rebuilds the
 /// index: O(count), as keeping the order requires anyway.
 ///
-/// Not resistant to deliberately colliding names (see `MemberKey`): member
-/// names come from the program that owns the runtime, not from a network peer.
+/// Names come from peers (a client's JSON in tetherd, a daemon's in a
+/// client), and linear probing by a hash a peer could make collide costs
+/// O(n) a lookup and O(n²) an object. The hash is keyed per process
+/// (`MemberKey`, `SipHash`), so names a peer chooses spread like random
+/// ones; `longestProbe` lets tests check that they do.
 public struct MemberTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public private(set) var keys: [MemberKey] = []
     public private(set) var values: [Value] = []
@@ -159,6 +162,20 @@ public struct MemberTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         while size < keys.count * 4 { size *= 2 }
         slots = [Int32](repeating: 0, count: size)
         for p in keys.indices { insertSlot(for: p, hash: keys[p].bytesHash) }
+    }
+
+    /// The most slots a lookup of a present name visits (1 when every
+    /// name is in its home slot; 0 while the table has no index): a
+    /// diagnostic for tests, O(count), nothing on the lookup path.
+    var longestProbe: Int {
+        guard !slots.isEmpty else { return 0 }
+        let mask = slots.count - 1
+        var longest = 0
+        for b in slots.indices where slots[b] != 0 {
+            let home = keys[Int(slots[b]) - 1].bytesHash & mask
+            longest = Swift.max(longest, (b &- home) & mask + 1)
+        }
+        return longest
     }
 
     // MARK: Reading in order

@@ -113,11 +113,16 @@ enum Names {
 }
 
 /// Tether's state names: 1 to `Limits.maxNameLength` bytes of UTF-8 without
-/// control characters (U+0000–U+001F, U+007F), so that a name is safe to
-/// print in a log line or a terminal.
+/// the characters that change how a listing of names reads, so that a name
+/// is safe to print in a log line or a terminal (`tetherctl list`): control
+/// characters (C0 U+0000–U+001F, U+007F, and C1 U+0080–U+009F, which some
+/// terminals obey), the line and paragraph separators U+2028 and U+2029,
+/// and the invisible bidirectional formatting characters (U+061C, U+200E,
+/// U+200F, the embeddings and overrides U+202A–U+202E, the isolates
+/// U+2066–U+2069), with which a name displays as another one reversed.
 public enum StateName {
-    /// Throws org.varlink.service.InvalidParameter (empty, control
-    /// characters) or io.tether.LimitExceeded (too long).
+    /// Throws org.varlink.service.InvalidParameter (empty, a character
+    /// above) or io.tether.LimitExceeded (too long).
     public static func check(_ name: String, parameter: String, limits: Limits = .defaults) throws(VarlinkError) {
         let count = name.utf8.count
         if count == 0 {
@@ -130,13 +135,48 @@ public enum StateName {
         // Over the bytes themselves (a native string's are contiguous):
         // `utf8.firstIndex(where:)` stepped a String index per byte, ~80
         // instructions for a short name, twice per Set in tetherd.
-        let control = name.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
-            for i in 0..<bytes.count where bytes[i] < 0x20 || bytes[i] == 0x7F { return i }
-            return nil
-        } ?? name.utf8.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }).map { name.utf8.distance(from: name.utf8.startIndex, to: $0) }
-        if let at = control {
-            throw .invalidParameter(parameter, "a state name cannot hold control characters (one at byte \(at))")
+        let refused = name.utf8.withContiguousStorageIfAvailable(firstRefused)
+            ?? Array(name.utf8).withUnsafeBufferPointer(firstRefused)
+        if case let (at, what)? = refused {
+            throw .invalidParameter(parameter, "a state name cannot hold \(what.rawValue) (one at byte \(at))")
         }
+    }
+
+    enum Refused: String {
+        case control = "control characters"
+        case separator = "line or paragraph separators"
+        case bidirectional = "bidirectional formatting characters"
+    }
+
+    /// The byte offset and kind of the first character `check` refuses.
+    /// The bytes are valid UTF-8 (a `String`'s), so a lead byte has its
+    /// continuation bytes after it; ASCII costs two compares a byte.
+    static func firstRefused(_ bytes: UnsafeBufferPointer<UInt8>) -> (Int, Refused)? {
+        let n = bytes.count
+        var i = 0
+        while i < n {
+            let b = bytes[i]
+            if b < 0x80 {
+                if b < 0x20 || b == 0x7F { return (i, .control) }
+            } else if b == 0xC2 {
+                if bytes[i + 1] < 0xA0 { return (i, .control) }                  // U+0080–U+009F
+            } else if b == 0xD8 {
+                if bytes[i + 1] == 0x9C { return (i, .bidirectional) }           // U+061C
+            } else if b == 0xE2 {
+                let b1 = bytes[i + 1], b2 = bytes[i + 2]
+                if b1 == 0x80 {
+                    switch b2 {
+                    case 0xA8, 0xA9: return (i, .separator)                      // U+2028, U+2029
+                    case 0x8E, 0x8F, 0xAA...0xAE: return (i, .bidirectional)     // U+200E/F, U+202A–E
+                    default: break
+                    }
+                } else if b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9 {
+                    return (i, .bidirectional)                                   // U+2066–U+2069
+                }
+            }
+            i += 1
+        }
+        return nil
     }
 
     /// Whether `name` starts with `prefix`, byte for byte.

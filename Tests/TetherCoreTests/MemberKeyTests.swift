@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func equalNamesHashEquallyForEveryLength() {
-        // Lengths around the 8-byte steps of the mix, and non-ASCII bytes.
+        // Lengths around the 8-byte steps of SipHash, and non-ASCII bytes.
         let names = ["", "a", "0", "99", "1234567", "12345678", "123456789", "abcdefghijklmnop",
                      "abcdefghijklmnopq", String(repeating: "z", count: 100), "\u{E9}t\u{E9}", "\u{1F600}"]
         for name in names {
@@ -37,9 +37,9 @@ import Testing
             for y in names[(i + 1)...] { #expect(MemberKey(x) != MemberKey(y)) }
         }
         #expect(MemberKey("12345678a") != MemberKey("12345678b"))
-        // Every name of up to 2 bytes over a small alphabet, and 3 to 7
-        // bytes differing in one place: the tail is mixed from at most two
-        // loads, which must still take every byte in.
+        // Every name of up to 2 bytes over a small alphabet, and 3 to 15
+        // bytes differing in one place: the tail is read in at most three
+        // loads that overlap, which must still take every byte in.
         let alphabet: [UInt8] = [0, 0x30, 0x31, 0x41, 0x61, 0x7F, 0xC3, 0xFF]
         var short = Set<[UInt8]>()
         for a in alphabet {
