@@ -23,8 +23,11 @@ public enum InterfaceText {
 # Paths: JSON Pointers (RFC 6901) into a state's value; an absent path and
 # "" both name the whole value.
 #
-# Names: 1 to 256 bytes of UTF-8 without control characters. A prefix
-# matches by bytes: "app." matches "app.theme", not "apple".
+# Names: 1 to 256 bytes of UTF-8 without control characters (C0 or C1),
+# line or paragraph separators (U+2028, U+2029) or bidirectional
+# formatting characters (U+061C, U+200E, U+200F, U+202A-U+202E,
+# U+2066-U+2069), so that a listing cannot be spoofed. A prefix matches by
+# bytes: "app." matches "app.theme", not "apple".
 interface io.tether
 
 # The kind of a JSON value, as Tether tells them apart: an int is a number
