@@ -188,11 +188,12 @@ bench:
 # Sources/TetherDaemonFuzz): the toolchain's clang runtime, one process.
 # SwiftPM gives the executable its main, which hands over to libFuzzer.
 # (gold warns once per ASan symbol it cannot export: hundreds of lines of
-# nothing, filtered out.)
+# nothing, filtered out.) Optimized (-O, still with Swift's checks and the
+# sanitizer): a debug build ran 4.6 times fewer inputs a second.
 fuzz-build: deps
-	@echo "$(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER"
+	@echo "$(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER -Xswiftc -O"
 	@set -o pipefail; $(SWIFT) build -c debug --product tetherd-fuzz --scratch-path $(FUZZ_SCRATCH) \
-	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER 2>&1 \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER -Xswiftc -O 2>&1 \
 	  | { grep -v "Cannot export local symbol" || true; }
 
 fuzz: fuzz-build
