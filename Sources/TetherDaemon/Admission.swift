@@ -84,7 +84,7 @@ final class Admission {
     func closed(_ uid: UInt32, pendingInput: Int) {
         openConnections -= 1
         if let n = connections[uid] { connections[uid] = n > 1 ? n - 1 : nil }
-        changeInput(uid, by: -pendingInput)
+        _ = changeInput(uid, by: -pendingInput)
     }
 
     /// A connection's unfinished input grew (or shrank) by `delta`; false

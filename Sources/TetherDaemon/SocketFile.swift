@@ -1,5 +1,6 @@
 // SocketFile.swift — the daemon's socket file and its directory: made safely, removed only while still ours.
 
+import CLibUV  // sys/socket.h's SOCK_STREAM and SOCK_CLOEXEC, which Glibc's module leaves out in some builds
 import Glibc
 import TetherCore
 import TetherWire
