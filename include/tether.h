@@ -81,7 +81,8 @@ typedef enum tether_error {
   TETHER_EREADONLY = -13, /* the target refuses writes                     */
   TETHER_ECYCLE = -14,    /* a computed depends on itself                  */
   TETHER_EREJECTED = -15, /* a validator (or transform) rejected the value */
-  TETHER_EUNTRUSTED = -16 /* the daemon's socket failed the trust checks   */
+  TETHER_EUNTRUSTED = -16, /* the daemon's socket failed the trust checks  */
+  TETHER_ETIMEDOUT = -17  /* the daemon did not answer in time            */
 } tether_error_t;
 
 /* A short static description of an error code ("stale handle"), or
