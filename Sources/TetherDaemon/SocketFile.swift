@@ -1,5 +1,6 @@
 // SocketFile.swift — the daemon's socket file and its directory: made safely, removed only while still ours.
 
+import CLibUV
 import Glibc
 import TetherCore
 import TetherWire
