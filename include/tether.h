@@ -353,7 +353,10 @@ int tether_runtime_free(tether_runtime_t rt);
  * returns. Errors: TETHER_ESTALE; TETHER_EBUSY when called from inside a
  * callback while loop deliveries are owed (it would wait on itself);
  * TETHER_ELOOP when the owed callbacks hit max_rounds; TETHER_EBUSY when a
- * batch is open and deliveries are owed (they wait for tether_batch_end). */
+ * batch is open and deliveries are owed (they wait for tether_batch_end);
+ * TETHER_ETIMEDOUT when writes to remote states made inside callbacks were
+ * not acknowledged and applied within their remote's timeout (see "Remote
+ * states"). */
 int tether_runtime_flush(tether_runtime_t rt);
 
 /* TETHER_LOOP_HOST: runs the runtime's loop once without blocking
@@ -1247,7 +1250,10 @@ int tether_scope_free(tether_scope_t scope);
  *     once (the loop thread must stay free to apply the daemon's answers);
  *     it reaches the mirror later, and a refusal is written to stderr;
  *   - tether_runtime_flush() first waits until every such write was
- *     acknowledged and applied, then for the callbacks as usual;
+ *     acknowledged and applied (at most the remote's timeout: then it
+ *     fails with TETHER_ETIMEDOUT, running no callbacks, and the writes
+ *     not yet acknowledged may or may not have been applied), then for
+ *     the callbacks as usual;
  *   - while the connection is down, a write fails at once with TETHER_EUV
  *     and changes nothing (a write whose connection broke after it was
  *     sent, before the answer, fails with TETHER_EUV too, and may or may
@@ -1267,7 +1273,8 @@ int tether_scope_free(tether_scope_t scope);
  * TETHER_EBUSY, changing nothing; it may succeed later.
  * Timeouts: no call waits on the daemon for ever. tether_remote_connect,
  * tether_remote_state (its first value), a write or transaction commit
- * made outside callbacks, and tether_remote_sync each wait at most the
+ * made outside callbacks, tether_remote_sync, and tether_runtime_flush
+ * waiting for writes made inside callbacks each wait at most the
  * remote's timeout (TETHER_REMOTE_TIMEOUT_MS, 10 s, by default;
  * tether_remote_connect_timeout and tether_remote_set_timeout change it),
  * then fail with TETHER_ETIMEDOUT, naming the daemon and the timeout: a

@@ -126,6 +126,22 @@ final class RemoteTimeoutTests: XCTestCase {
         XCTAssertEqual(code(state.error), .timedOut, message(state.error))
         XCTAssertTrue(message(state.error).contains("'y'"), message(state.error))
 
+        // A write made inside a callback (an observer of a local state)
+        // is sent without waiting; flush waits for it, as long as the
+        // remote's timeout.
+        let trigger = runtime.state(0)
+        let observer = trigger.observe { change in if change.new == 1 { try? x.set(4) } }
+        let flush = Box()
+        trigger.value = 1
+        // The first flush runs the observer (or, if the loop ran it
+        // already, times out on its write); the second finds it sent.
+        guarded(60, "flush running the observer", unstick: resume) { try? runtime.flush() }
+        guarded(60, "flush with a write made inside a callback to a stopped daemon", unstick: resume) {
+            do { try runtime.flush() } catch { flush.error = error }
+        }
+        XCTAssertEqual(code(flush.error), .timedOut, message(flush.error))
+        XCTAssertTrue(message(flush.error).contains("may or may not have been applied"), message(flush.error))
+
         let address = daemon.address
         guarded(60, "connecting to a stopped daemon", unstick: resume) {
             do { _ = try runtime.connect(to: address, timeoutMilliseconds: 400) } catch { connect.error = error }
@@ -142,6 +158,8 @@ final class RemoteTimeoutTests: XCTestCase {
         // timed-out write of 2 is applied after all), then the rest.
         try Runtimes.waitRemote(remote.handle, milliseconds: 30_000)
         remote.timeoutMilliseconds = 30_000
+        try runtime.flush()  // the write made in the callback: acknowledged and shown
+        XCTAssertEqual(x.value, 4)
         try x.set(3)
         XCTAssertEqual(x.value, 3, "the writer reads its own write again")
         try Runtimes.syncRemote(remote.handle)
@@ -151,7 +169,7 @@ final class RemoteTimeoutTests: XCTestCase {
         let after = try DaemonFixture.run(ctl, ["--timeout", "30", "--address", daemon.address, "get", "x"])
         XCTAssertEqual(after.status, 0, after.stderr)
         XCTAssertTrue(after.stdout.contains(#""value":3"#), after.stdout)
-        withExtendedLifetime((x, y)) {}
+        withExtendedLifetime((x, y, observer)) {}
     }
 
     /// tether_remote_set_timeout through the C face: a stale remote.

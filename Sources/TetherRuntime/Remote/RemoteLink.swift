@@ -157,11 +157,19 @@ package final class RemoteLink {
     }
 
     /// Blocks until every write sent without a waiter was acknowledged and
-    /// every acknowledged change reached its mirrors. Not on the loop thread.
-    func waitIdle() {
+    /// every acknowledged change reached its mirrors, at most the remote's
+    /// timeout (then TETHER_ETIMEDOUT). Not on the loop thread.
+    func waitIdle() throws(TetherError) {
         lock.lock()
-        wait { unacknowledged == 0 && mirrors.values.allSatisfy { $0.caughtUp } }
-        lock.unlock()
+        defer { lock.unlock() }
+        let limit = timeoutMilliseconds
+        let idle = wait(until: { unacknowledged == 0 && mirrors.values.allSatisfy { $0.caughtUp } }, deadline: callDeadline())
+        if !idle {
+            let pending = unacknowledged
+            throw TetherError(.timedOut, pending > 0
+                ? "tetherd at \(address) did not answer \(pending) write(s) made inside callbacks within \(limit) ms (the remote's timeout); they may or may not have been applied (their outcome is unknown)"
+                : "the watches of tetherd at \(address) did not show the writes made inside callbacks within \(limit) ms (the remote's timeout)")
+        }
     }
 
     /// Waits until every mirror shows at least what the daemon held when
