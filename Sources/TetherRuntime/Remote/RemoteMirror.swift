@@ -39,9 +39,14 @@ final class RemoteMirror {
     private(set) var epoch: String?
     /// How many times the daemon's history restarted under the mirror (a
     /// new epoch: a restart with --memory, a --restore; or revisions that
-    /// went back): the revisions before it belong to another history. A write answered
-    /// before the change counts as shown once the change is applied: the
-    /// new epoch's snapshot is all a read can see of it (issue 36).
+    /// went back): the revisions before it belong to another history. A
+    /// write answered before the change counts as shown once the change is
+    /// applied: the new history's snapshot is all a read can see of it
+    /// (issue 36). (A write the new daemon answered before this mirror's
+    /// watch saw the new epoch is counted with the old history, so the
+    /// snapshot releases it too: only a watch that reconnects after the
+    /// call connection, and a snapshot taken before that write, lose its
+    /// read-your-write; the next change or sync shows it.)
     private(set) var epochChanges = 0
     /// The `modified` revision of the daemon's state as last seen (for
     /// compare-on-revision preconditions).
