@@ -202,7 +202,17 @@ final class VarlinkConnection {
     func call(_ method: String, _ parameters: ValueObject = ValueObject()) throws(ClientError) -> ValueObject {
         startClock(write: ["io.tether.Set", "io.tether.Remove", "io.tether.Transaction"].contains(method))
         defer { deadline = nil }
-        try send(Call(method: method, parameters: parameters))
+        do {
+            try send(Call(method: method, parameters: parameters))
+        } catch {
+            // A daemon that refuses a peer at accept sends its error and
+            // closes: a send after that fails (EPIPE), and the refusal
+            // still waits to be read. Report it rather than the broken pipe.
+            if case .connectionLost = error, let reply = try? receive(), let refusal = VarlinkError(reply: reply) {
+                throw .remote(refusal)
+            }
+            throw error
+        }
         let reply = try receive()
         if let error = VarlinkError(reply: reply) { throw .remote(error) }
         if reply.continues {
