@@ -1257,18 +1257,26 @@ int tether_scope_free(tether_scope_t scope);
  *   - while the connection is down, a write fails at once with TETHER_EUV
  *     and changes nothing (a write whose connection broke after it was
  *     sent, before the answer, fails with TETHER_EUV too, and may or may
- *     not have been applied: the message says so). The runtime reconnects by itself (backoff from
- *     25 ms to 2 s) and every remote state resumes its watch from the last
- *     daemon revision it applied: nothing in between is lost or repeated
- *     (when the daemon no longer has that history, the state is resent
- *     whole);
+ *     not have been applied: the message says so). The runtime reconnects
+ *     by itself (backoff from 25 ms to 2 s) and every remote state resumes
+ *     its watch from the last daemon revision it applied: nothing in
+ *     between is lost or repeated (when the daemon no longer has that
+ *     history, the state is resent whole). A daemon that restarted with
+ *     another history (a new epoch: --memory, --restore of a snapshot,
+ *     whose revisions may be lower) resends every state whole, and the
+ *     mirror then follows the new history's revisions;
  *   - a mirror that receives a change it cannot read (or cannot apply even
  *     after the state is resent whole) stops following the daemon instead
  *     of retrying the same change: one line on stderr says which state and
  *     why, tether_remote_connected gives false, and writes to it,
  *     tether_remote_revision and tether_remote_sync fail with TETHER_EJSON
  *     (or the failed apply's code). Its plain reads keep the last value it
- *     applied. Free the state and make it again to start over.
+ *     applied. Free the state and make it again to start over;
+ *   - a mirror whose watch the daemon refuses for a reason retrying cannot
+ *     fix (this uid may no longer read the state: io.tether.AccessDenied;
+ *     a name or parameter it refuses) stops the same way, with that
+ *     refusal's code (TETHER_EREADONLY for an access refusal), instead of
+ *     asking again every 2 s; other refusals are retried with the backoff.
  * A write the daemon cannot store (its disk is full) fails with
  * TETHER_EBUSY, changing nothing; it may succeed later.
  * Timeouts: no call waits on the daemon for ever. tether_remote_connect,
@@ -1338,17 +1346,20 @@ int tether_remote_connect(tether_runtime_t rt, const char *address, tether_remot
  * tether_remote_connect, and TETHER_ETIMEDOUT: something accepted the
  * connection but did not answer within the timeout (a stopped or hung
  * daemon; the message says so); nothing is left connected. TETHER_EUV
- * still means nothing listens there (no socket, connection refused). */
+ * still means nothing listens there (no socket, connection refused).
+ * Otherwise as tether_remote_connect: the same checks of the socket, not
+ * from a callback of rt, and *out is yours to tether_remote_free. */
 int tether_remote_connect_timeout(tether_runtime_t rt, const char *address, uint32_t timeout_ms,
                                   tether_remote_t *out);
 
 /* Sets how long the remote's calls that wait on the daemon (the first
  * value of tether_remote_state, writes and transaction commits made
- * outside callbacks, tether_remote_sync) wait before they fail with
+ * outside callbacks, tether_remote_sync, tether_runtime_flush waiting for
+ * writes made inside callbacks) wait before they fail with
  * TETHER_ETIMEDOUT: timeout_ms milliseconds, 0 for without limit. Applies
- * to calls that start after it returns; any thread. A write that timed
- * out may or may not have been applied (see "Timeouts" above).
- * Errors: TETHER_ESTALE (remote). */
+ * to calls that start after it returns. Any thread, callbacks included;
+ * it runs no callback. A write that timed out may or may not have been
+ * applied (see "Timeouts" above). Errors: TETHER_ESTALE (remote). */
 int tether_remote_set_timeout(tether_remote_t remote, uint32_t timeout_ms);
 
 /* Frees the remote: its connections close and every state it mirrors is
