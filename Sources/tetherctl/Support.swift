@@ -30,7 +30,7 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp(
         "How long to wait for the daemon, in seconds (0: without limit).",
-        discussion: "Connecting, and the answer to the call (for watch: its first reply), must come within this time, else tetherctl exits 3 naming the timeout; a set, rm or tx that timed out may or may not have been applied. Default 10.",
+        discussion: "Connecting, and the answer to the call (for watch: its first reply), must come within this time, else tetherctl exits 3 naming the timeout; a set, rm or tx that timed out may or may not have been applied.",
         valueName: "seconds"))
     var timeout: Double = 10
 
