@@ -81,7 +81,8 @@ typedef enum tether_error {
   TETHER_EREADONLY = -13, /* the target refuses writes                     */
   TETHER_ECYCLE = -14,    /* a computed depends on itself                  */
   TETHER_EREJECTED = -15, /* a validator (or transform) rejected the value */
-  TETHER_EUNTRUSTED = -16 /* the daemon's socket failed the trust checks   */
+  TETHER_EUNTRUSTED = -16, /* the daemon's socket failed the trust checks  */
+  TETHER_ETIMEDOUT = -17  /* the daemon did not answer in time            */
 } tether_error_t;
 
 /* A short static description of an error code ("stale handle"), or
@@ -352,7 +353,10 @@ int tether_runtime_free(tether_runtime_t rt);
  * returns. Errors: TETHER_ESTALE; TETHER_EBUSY when called from inside a
  * callback while loop deliveries are owed (it would wait on itself);
  * TETHER_ELOOP when the owed callbacks hit max_rounds; TETHER_EBUSY when a
- * batch is open and deliveries are owed (they wait for tether_batch_end). */
+ * batch is open and deliveries are owed (they wait for tether_batch_end);
+ * TETHER_ETIMEDOUT when writes to remote states made inside callbacks were
+ * not acknowledged and applied within their remote's timeout (see "Remote
+ * states"). */
 int tether_runtime_flush(tether_runtime_t rt);
 
 /* TETHER_LOOP_HOST: runs the runtime's loop once without blocking
@@ -1246,22 +1250,49 @@ int tether_scope_free(tether_scope_t scope);
  *     once (the loop thread must stay free to apply the daemon's answers);
  *     it reaches the mirror later, and a refusal is written to stderr;
  *   - tether_runtime_flush() first waits until every such write was
- *     acknowledged and applied, then for the callbacks as usual;
+ *     acknowledged and applied (at most the remote's timeout: then it
+ *     fails with TETHER_ETIMEDOUT, running no callbacks, and the writes
+ *     not yet acknowledged may or may not have been applied), then for
+ *     the callbacks as usual;
  *   - while the connection is down, a write fails at once with TETHER_EUV
- *     and changes nothing. The runtime reconnects by itself (backoff from
- *     25 ms to 2 s) and every remote state resumes its watch from the last
- *     daemon revision it applied: nothing in between is lost or repeated
- *     (when the daemon no longer has that history, the state is resent
- *     whole);
+ *     and changes nothing (a write whose connection broke after it was
+ *     sent, before the answer, fails with TETHER_EUV too, and may or may
+ *     not have been applied: the message says so). The runtime reconnects
+ *     by itself (backoff from 25 ms to 2 s) and every remote state resumes
+ *     its watch from the last daemon revision it applied: nothing in
+ *     between is lost or repeated (when the daemon no longer has that
+ *     history, the state is resent whole). A daemon that restarted with
+ *     another history (a new epoch: --memory, --restore of a snapshot,
+ *     whose revisions may be lower) resends every state whole, and the
+ *     mirror then follows the new history's revisions;
  *   - a mirror that receives a change it cannot read (or cannot apply even
  *     after the state is resent whole) stops following the daemon instead
  *     of retrying the same change: one line on stderr says which state and
  *     why, tether_remote_connected gives false, and writes to it,
  *     tether_remote_revision and tether_remote_sync fail with TETHER_EJSON
  *     (or the failed apply's code). Its plain reads keep the last value it
- *     applied. Free the state and make it again to start over.
+ *     applied. Free the state and make it again to start over;
+ *   - a mirror whose watch the daemon refuses for a reason retrying cannot
+ *     fix (this uid may no longer read the state: io.tether.AccessDenied;
+ *     a name or parameter it refuses) stops the same way, with that
+ *     refusal's code (TETHER_EREADONLY for an access refusal), instead of
+ *     asking again every 2 s; other refusals are retried with the backoff.
  * A write the daemon cannot store (its disk is full) fails with
  * TETHER_EBUSY, changing nothing; it may succeed later.
+ * Timeouts: no call waits on the daemon for ever. tether_remote_connect,
+ * tether_remote_state (its first value), a write or transaction commit
+ * made outside callbacks, tether_remote_sync, and tether_runtime_flush
+ * waiting for writes made inside callbacks each wait at most the
+ * remote's timeout (TETHER_REMOTE_TIMEOUT_MS, 10 s, by default;
+ * tether_remote_connect_timeout and tether_remote_set_timeout change it),
+ * then fail with TETHER_ETIMEDOUT, naming the daemon and the timeout: a
+ * daemon that is stopped (SIGSTOP), hung, or not a daemon at all accepts
+ * connections but answers nothing. A write or commit that timed out is
+ * like one whose connection broke before the answer: its outcome is
+ * unknown (the daemon may still commit it, and the mirror then shows it);
+ * read the state again once the daemon answers. The connection stays up,
+ * so a daemon that resumes answers the calls in order and the remote goes
+ * on by itself.
  * Transactions: writes to remote states inside tether_transaction_begin /
  * commit are sent as one daemon transaction at the outermost commit (all
  * or nothing, one revision, the tag and origin of the transaction), with
@@ -1293,14 +1324,43 @@ int tether_scope_free(tether_scope_t scope);
  * a call (docs/security-local.md).
  * Must not be called from a callback of rt. *out is yours to
  * tether_remote_free (tether_runtime_free closes its connections too).
+ * It waits at most TETHER_REMOTE_TIMEOUT_MS (see
+ * tether_remote_connect_timeout) for the daemon to answer a first call.
  * Errors: TETHER_EINVAL (out NULL, bad address, rt not TETHER_LOOP_THREAD),
  * TETHER_ESTALE (rt), TETHER_EBUSY (inside a callback of rt), TETHER_EUV
- * (no daemon answers there: the message says why), TETHER_EUNTRUSTED (the
+ * (nothing listens there: the message says why), TETHER_ETIMEDOUT (it
+ * accepted the connection but did not answer in time), TETHER_EUNTRUSTED (the
  * socket failed the checks above: the message names the path, its owner
  * and what was wrong, e.g. "the private socket directory
  * /tmp/tether-1000 belongs to uid 1001 (mallory), not to uid 1000
  * (alice)"; nothing was sent). */
 int tether_remote_connect(tether_runtime_t rt, const char *address, tether_remote_t *out);
+
+/* The default timeout of a remote, in milliseconds (see "Timeouts" above). */
+#define TETHER_REMOTE_TIMEOUT_MS 10000u
+
+/* Connecting waits until connected and the daemon has answered one call
+ * (org.varlink.service.GetInfo), at most the timeout: TETHER_REMOTE_TIMEOUT_MS
+ * for tether_remote_connect, timeout_ms here (0: without limit), which
+ * also becomes the remote's timeout (tether_remote_set_timeout). Errors as
+ * tether_remote_connect, and TETHER_ETIMEDOUT: something accepted the
+ * connection but did not answer within the timeout (a stopped or hung
+ * daemon; the message says so); nothing is left connected. TETHER_EUV
+ * still means nothing listens there (no socket, connection refused).
+ * Otherwise as tether_remote_connect: the same checks of the socket, not
+ * from a callback of rt, and *out is yours to tether_remote_free. */
+int tether_remote_connect_timeout(tether_runtime_t rt, const char *address, uint32_t timeout_ms,
+                                  tether_remote_t *out);
+
+/* Sets how long the remote's calls that wait on the daemon (the first
+ * value of tether_remote_state, writes and transaction commits made
+ * outside callbacks, tether_remote_sync, tether_runtime_flush waiting for
+ * writes made inside callbacks) wait before they fail with
+ * TETHER_ETIMEDOUT: timeout_ms milliseconds, 0 for without limit. Applies
+ * to calls that start after it returns. Any thread, callbacks included;
+ * it runs no callback. A write that timed out may or may not have been
+ * applied (see "Timeouts" above). Errors: TETHER_ESTALE (remote). */
+int tether_remote_set_timeout(tether_remote_t remote, uint32_t timeout_ms);
 
 /* Frees the remote: its connections close and every state it mirrors is
  * freed (observers end, destroy functions run, handles go stale).
@@ -1315,7 +1375,9 @@ int tether_remote_free(tether_remote_t remote);
  * Errors: TETHER_EINVAL (NULL name or out, bad name), TETHER_ESTALE
  * (remote), TETHER_EREADONLY (the daemon does not let this uid read it),
  * TETHER_EUV (the watch could not start), TETHER_EUNTRUSTED (its watch
- * connection failed the trust checks of tether_remote_connect). */
+ * connection failed the trust checks of tether_remote_connect),
+ * TETHER_ETIMEDOUT (no value within the remote's timeout; the state is
+ * not made). */
 int tether_remote_state(tether_remote_t remote, const char *name, tether_state_t *out);
 
 /* *out = whether the remote's connection is up now (writes fail with
@@ -1329,7 +1391,9 @@ int tether_remote_connected(tether_remote_t remote, bool *out);
  * changes cause are owed as usual (tether_runtime_flush runs them).
  * Must not be called from a callback of the remote's runtime.
  * Errors: TETHER_ESTALE, TETHER_EBUSY (inside a callback), TETHER_EUV
- * (the connection is down or dropped meanwhile). */
+ * (the connection is down or dropped meanwhile), TETHER_ETIMEDOUT (the
+ * daemon did not answer, or a state's watch did not catch up, within the
+ * remote's timeout). */
 int tether_remote_sync(tether_remote_t remote);
 
 /* Waits up to timeout_ms milliseconds until the daemon answers on the

@@ -57,6 +57,7 @@ const char *tether_strerror(int code) {
   case TETHER_ECYCLE: return "dependency cycle";
   case TETHER_EREJECTED: return "rejected by a validator";
   case TETHER_EUNTRUSTED: return "untrusted daemon socket";
+  case TETHER_ETIMEDOUT: return "timed out waiting for the daemon";
   default: return "unknown error";
   }
 }

@@ -13,6 +13,21 @@ public func tether_remote_connect(_ rt: tether_runtime_t, _ address: UnsafePoint
     }
 }
 
+@_cdecl("tether_remote_connect_timeout")
+public func tether_remote_connect_timeout(_ rt: tether_runtime_t, _ address: UnsafePointer<CChar>?, _ timeoutMs: UInt32,
+                                          _ out: UnsafeMutablePointer<tether_remote_t>?) -> Int32 {
+    guard let out else { return nullOut("tether_remote_connect_timeout") }
+    return call("tether_remote_connect_timeout", .runtime, rt.id) { () throws(TetherError) in
+        out.pointee = tether_remote_t(id: try Runtimes.connectRemote(rt.id, address: address.map { String(cString: $0) },
+                                                                     timeoutMilliseconds: timeoutMs))
+    }
+}
+
+@_cdecl("tether_remote_set_timeout")
+public func tether_remote_set_timeout(_ remote: tether_remote_t, _ timeoutMs: UInt32) -> Int32 {
+    call("tether_remote_set_timeout") { () throws(TetherError) in try Runtimes.setRemoteTimeout(remote.id, milliseconds: timeoutMs) }
+}
+
 @_cdecl("tether_remote_free")
 public func tether_remote_free(_ remote: tether_remote_t) -> Int32 {
     call("tether_remote_free") { () throws(TetherError) in try Runtimes.freeRemote(remote.id) }

@@ -19,6 +19,7 @@ public enum ErrorCode: Int32, Sendable, CaseIterable {
     case cycle = -14            // TETHER_ECYCLE
     case rejected = -15         // TETHER_EREJECTED
     case untrusted = -16        // TETHER_EUNTRUSTED
+    case timedOut = -17         // TETHER_ETIMEDOUT
 }
 
 /// An error with a message that says what was wrong, in words a C programmer

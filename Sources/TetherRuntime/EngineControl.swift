@@ -56,7 +56,7 @@ extension Runtimes {
             // and the changes they bring back come first.
             let links = engine.remoteLinks
             engine.lock.unlock()
-            for link in links { link.waitIdle() }
+            for link in links { try link.waitIdle() }  // the lock is not held here
             engine.lock.lock()
         }
         try engine.flushLocked()

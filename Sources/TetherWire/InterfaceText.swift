@@ -401,6 +401,10 @@ error Rejected (message: string, name: ?string, op: ?int)
 # that every code has a name).
 error Untrusted (message: string, name: ?string, op: ?int)
 
+# TETHER_ETIMEDOUT: a client gave up waiting for the daemon's answer (its
+# timeout; never sent by tetherd; kept so that every code has a name).
+error TimedOut (message: string, name: ?string, op: ?int)
+
 """#
 
     /// protocol/org.varlink.service.varlink, byte for byte.

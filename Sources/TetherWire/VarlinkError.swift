@@ -119,6 +119,7 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
         case .cycle: "Cycle"
         case .rejected: "Rejected"
         case .untrusted: "Untrusted"
+        case .timedOut: "TimedOut"
         }
     }
 

@@ -25,7 +25,7 @@ struct Tetherctl: ParsableCommand {
               1  the daemon answered with an error (or with a reply tetherctl cannot read)
               2  usage error: bad options or arguments, a value that is not JSON,
                  a bad transaction document (nothing was sent)
-              3  cannot connect to the daemon (or the connection broke before the answer, or the socket failed the trust checks)
+              3  cannot connect to the daemon (or the connection broke before the answer, or no answer within --timeout, or the socket failed the trust checks)
               4  a transaction's precondition failed (io.tether.RevisionMismatch)
               5  no such state, or nothing at the path (io.tether.NotFound)
             """,
@@ -277,9 +277,11 @@ struct Watch: ParsableCommand {
         connection.interrupted = { stopRequested != 0 }
         var changes = 0
         do {
+            connection.startClock()
             try connection.send(Call(method: "io.tether.Watch", parameters: parameters, more: true))
             while true {
                 let reply = try connection.receive()
+                connection.deadline = nil  // the daemon answers: the stream waits without limit
                 if let error = VarlinkError(reply: reply) { throw ClientError.remote(error) }
                 let event: WatchReply
                 do {

@@ -28,8 +28,18 @@ struct GlobalOptions: ParsableArguments {
         valueName: "address"))
     var address: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "How long to wait for the daemon, in seconds (0: without limit).",
+        discussion: "Connecting, and the answer to the call (for watch: its first reply), must come within this time, else tetherctl exits 3 naming the timeout; a set, rm or tx that timed out may or may not have been applied.",
+        valueName: "seconds"))
+    var timeout: Double = 10
+
     @Flag(name: .long, help: "Indent the JSON output (default: one compact line).")
     var pretty = false
+
+    func validate() throws {
+        if !(timeout >= 0) || !timeout.isFinite { throw ValidationError("--timeout must be a number of seconds, 0 or more") }
+    }
 
     /// Resolves the address and connects, or reports why not (exit 3).
     func connect() throws -> VarlinkConnection {
@@ -51,7 +61,7 @@ struct GlobalOptions: ParsableArguments {
             throw report(.untrusted(address: daemon.description, reason: error.message))
         }
         do {
-            return try VarlinkConnection(address: daemon, trust: trust)
+            return try VarlinkConnection(address: daemon, trust: trust, timeout: timeout)
         } catch {
             throw report(error)
         }
@@ -121,6 +131,11 @@ func report(_ error: ClientError) -> ExitCode {
         return ExitCode(Exit.ok)
     case .untrusted(let address, let reason):
         Output.error("refusing to talk to \(address): \(reason)")
+        return ExitCode(Exit.cannotConnect)
+    case .timedOut(let address, let seconds, let write):
+        let limit = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        Output.error("tetherd at \(address) did not answer within \(limit) s (--timeout \(limit)); is it stopped or hung?"
+            + (write ? " The write may or may not have been applied (its outcome is unknown: get the state again once tetherd answers)." : ""))
         return ExitCode(Exit.cannotConnect)
     case .remote(let error):
         var line = error.name

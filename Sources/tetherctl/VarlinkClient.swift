@@ -18,6 +18,9 @@ enum ClientError: Error {
     case interrupted
     /// The socket failed the trust checks (SocketTrust): nothing was sent.
     case untrusted(address: String, reason: String)
+    /// No answer within `--timeout` seconds; `write` when the call was a
+    /// write (its outcome is then unknown).
+    case timedOut(address: String, seconds: Double, write: Bool)
 }
 
 /// One connection to tetherd. Calls block until their reply has arrived;
@@ -31,12 +34,33 @@ final class VarlinkConnection {
     /// Called when `read` is interrupted by a signal: returning true
     /// abandons the read (it throws `interrupted`); false reads on.
     var interrupted: () -> Bool = { false }
+    /// `--timeout`: how long connecting, and waiting for a reply, may take
+    /// (seconds; 0: without limit).
+    let timeout: Double
+    /// When `receive` gives up (CLOCK_MONOTONIC ms; nil: never).
+    var deadline: Int64?
+    /// Whether the call waited for is a write (for the timeout's message).
+    private var waitingForWrite = false
+
+    static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
+    }
+
+    /// Starts the clock of one call: `receive` throws `timedOut` once
+    /// `timeout` has passed without the reply (no limit when 0).
+    func startClock(write: Bool = false) {
+        waitingForWrite = write
+        deadline = timeout > 0 ? VarlinkConnection.monotonicMilliseconds() + Int64((timeout * 1000).rounded(.up)) : nil
+    }
 
     /// Connects to `address`, after checking its directory, and checks
     /// who listens there (SO_PEERCRED) before anything is sent.
-    init(address: DaemonAddress, trust: SocketTrust, limits: Limits = .defaults) throws(ClientError) {
+    init(address: DaemonAddress, trust: SocketTrust, limits: Limits = .defaults, timeout: Double = 0) throws(ClientError) {
         self.address = address
         self.limits = limits
+        self.timeout = timeout
         decoder = MessageDecoder(maxMessage: limits.maxReply)
         do {
             try trust.checkDirectory(of: address)
@@ -61,6 +85,13 @@ final class VarlinkConnection {
             Glibc.close(fd)
             throw .cannotConnect(address: address.description, reason: "the socket path is too long")
         }
+        if timeout > 0 {
+            // Bounds a connect that waits for room in a full backlog (a
+            // daemon that accepts nothing), and every send.
+            var limit = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+            if limit.tv_sec == 0 && limit.tv_usec == 0 { limit.tv_usec = 1 }
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var rc: Int32
         repeat {
             rc = withUnsafePointer(to: &addr) {
@@ -72,6 +103,7 @@ final class VarlinkConnection {
         guard rc == 0 else {
             let code = errno
             Glibc.close(fd)
+            if code == EAGAIN && timeout > 0 { throw .timedOut(address: address.description, seconds: timeout, write: false) }
             throw .cannotConnect(address: address.description, reason: VarlinkConnection.connectReason(code))
         }
         do {
@@ -110,11 +142,8 @@ final class VarlinkConnection {
             if n < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                // A daemon that refuses a peer at accept sends its error and
-                // closes before reading anything: the call meets a closed
-                // socket, and the reason waits in the receive buffer.
-                if code == EPIPE || code == ECONNRESET, let reply = try? receive(), let error = VarlinkError(reply: reply) {
-                    throw .remote(error)
+                if (code == EAGAIN || code == EWOULDBLOCK) && timeout > 0 {
+                    throw .timedOut(address: address.description, seconds: timeout, write: waitingForWrite)
                 }
                 throw .connectionLost(address: address.description, reason: VarlinkConnection.errorText(code))
             }
@@ -139,6 +168,18 @@ final class VarlinkConnection {
                     throw .badReply("not a Varlink reply: \(error)")
                 }
             }
+            if let deadline {
+                // Wait for something to read, at most until the deadline.
+                let left = deadline - VarlinkConnection.monotonicMilliseconds()
+                if left <= 0 { throw .timedOut(address: address.description, seconds: timeout, write: waitingForWrite) }
+                var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&pfd, 1, Int32(min(left, Int64(Int32.max))))
+                if ready < 0 && errno == EINTR {
+                    if interrupted() { throw .interrupted }
+                    continue
+                }
+                if ready == 0 { continue }  // the deadline, checked above
+            }
             let n = chunk.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress!, raw.count) }
             if n < 0 {
                 if errno == EINTR {
@@ -160,7 +201,19 @@ final class VarlinkConnection {
     /// One call and its single reply: the reply's parameters, or the
     /// daemon's error as `ClientError.remote`.
     func call(_ method: String, _ parameters: ValueObject = ValueObject()) throws(ClientError) -> ValueObject {
-        try send(Call(method: method, parameters: parameters))
+        startClock(write: ["io.tether.Set", "io.tether.Remove", "io.tether.Transaction"].contains(method))
+        defer { deadline = nil }
+        do {
+            try send(Call(method: method, parameters: parameters))
+        } catch {
+            // A daemon that refuses a peer at accept sends its error and
+            // closes: a send after that fails (EPIPE), and the refusal
+            // still waits to be read. Report it rather than the broken pipe.
+            if case .connectionLost = error, let reply = try? receive(), let refusal = VarlinkError(reply: reply) {
+                throw .remote(refusal)
+            }
+            throw error
+        }
         let reply = try receive()
         if let error = VarlinkError(reply: reply) { throw .remote(error) }
         if reply.continues {

@@ -27,6 +27,7 @@
   X(remote_threads) \
   X(remote_bindings_and_computeds) \
   X(remote_untrusted) \
+  X(remote_timeout) \
   X(bad_input_error_strings) \
   X(bad_input_value_constructors) \
   X(bad_input_value_readers) \

@@ -67,6 +67,7 @@ static inline const char *check_errname(int code) {
     case TETHER_ECYCLE: return "TETHER_ECYCLE";
     case TETHER_EREJECTED: return "TETHER_EREJECTED";
     case TETHER_EUNTRUSTED: return "TETHER_EUNTRUSTED";
+    case TETHER_ETIMEDOUT: return "TETHER_ETIMEDOUT";
     default: return "(not a tether error code)";
   }
 }

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "cases.h"
@@ -279,10 +280,11 @@ TEST_CASE(remote_untrusted) {
     CHECK(recv(peer, &byte, 1, 0) == 0);
     close(peer);
   }
-  /* 0700: the same listener is trusted (it is no tetherd, but connecting
-   * needs no answer). */
+  /* 0700: the same listener is trusted: connecting gets past the checks
+   * and waits for an answer this listener (no tetherd) never sends. */
   CHECK(chmod(dir, 0700) == 0);
-  if (CHECK_OK(tether_remote_connect(rt, address, &r))) CHECK_OK(tether_remote_free(r));
+  CHECK_ERR(tether_remote_connect_timeout(rt, address, 200, &r), TETHER_ETIMEDOUT);
+  CHECK_MENTIONS("did not answer within 200 ms");
   close(listener);
   unlink(sock);
   rmdir(dir);
@@ -298,4 +300,64 @@ TEST_CASE(remote_untrusted) {
   rmdir(base);
   unsetenv("XDG_RUNTIME_DIR");
   return check_report("remote_untrusted");
+}
+
+/* Issue 30 §6: no call waits on the daemon for ever. A listener that never
+ * accepts (a stopped daemon's backlog) makes connect fail with
+ * TETHER_ETIMEDOUT; the harness's tetherd stopped with SIGSTOP makes a
+ * write and sync fail with TETHER_ETIMEDOUT after the remote's timeout,
+ * and after SIGCONT the same remote goes on. */
+TEST_CASE(remote_timeout) {
+  char base[] = "/tmp/remote-timeout.XXXXXX";
+  char sock[96], address[128];
+  const char *pid_text = getenv("TETHERD_PID");
+  struct sockaddr_un sa;
+  client_t c;
+  tether_remote_t r;
+  tether_state_t s;
+  pid_t daemon;
+  int listener;
+  if (!CHECK(pid_text != NULL) || !CHECK(mkdtemp(base) != NULL) || !open_client(&c))
+    return check_report("remote_timeout");
+  daemon = (pid_t)atol(pid_text);
+
+  /* Something listens and never answers. */
+  snprintf(sock, sizeof sock, "%s/tetherd.sock", base);
+  snprintf(address, sizeof address, "unix:%s", sock);
+  listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  memset(&sa, 0, sizeof sa);
+  sa.sun_family = AF_UNIX;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+  CHECK(bind(listener, (struct sockaddr *)&sa, sizeof sa) == 0);
+  CHECK(listen(listener, 8) == 0);
+  CHECK_ERR(tether_remote_connect_timeout(c.rt, address, 300, &r), TETHER_ETIMEDOUT);
+  CHECK_MENTIONS("did not answer within 300 ms");
+  CHECK_STR_EQ(tether_strerror(TETHER_ETIMEDOUT), "timed out waiting for the daemon");
+  close(listener);
+  unlink(sock);
+  rmdir(base);
+
+  CHECK_ERR(tether_remote_set_timeout((tether_remote_t){12345}, 100), TETHER_ESTALE);
+  CHECK_OK(tether_remote_state(c.daemon, "timeout.x", &s));
+  CHECK_OK(tether_state_set_int(s, 1));
+  CHECK_STATE(s, "1");
+
+  /* The daemon stops answering. */
+  CHECK_OK(tether_remote_set_timeout(c.daemon, 300));
+  if (CHECK(kill(daemon, SIGSTOP) == 0)) {
+    CHECK_ERR(tether_state_set_int(s, 2), TETHER_ETIMEDOUT);
+    CHECK_MENTIONS("may or may not have been applied");
+    CHECK_ERR(tether_remote_sync(c.daemon), TETHER_ETIMEDOUT);
+    CHECK_MENTIONS("within 300 ms");
+    CHECK(kill(daemon, SIGCONT) == 0);
+  }
+  /* It answers again: the same remote goes on. */
+  CHECK_OK(tether_remote_set_timeout(c.daemon, 0)); /* without limit */
+  CHECK_OK(tether_remote_wait(c.daemon, 30000));
+  CHECK_OK(tether_state_set_int(s, 3));
+  CHECK_STATE(s, "3");
+  CHECK_OK(tether_remote_sync(c.daemon));
+  CHECK_OK(tether_state_free(s));
+  close_client(&c);
+  return check_report("remote_timeout");
 }

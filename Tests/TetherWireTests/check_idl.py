@@ -40,7 +40,7 @@ EXPECTED = {
                   "Change", "WatchEvent", "Limits", "Limit"],
         "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "StorageFull", "InvalidArgument", "Stale",
                    "WrongType", "BadPath", "NotFound", "BadJSON", "OutOfRange", "NoMemory", "FeedbackLoop", "Busy",
-                   "WrongThread", "LoopFailure", "ReadOnly", "Cycle", "Rejected", "Untrusted"],
+                   "WrongThread", "LoopFailure", "ReadOnly", "Cycle", "Rejected", "Untrusted", "TimedOut"],
     },
     "org.varlink.service": {
         "methods": ["GetInfo", "GetInterfaceDescription"],

@@ -13,21 +13,21 @@ addr=unix:$dir/tetherd.sock
 pid=$!
 ok=0
 for _ in $(seq 600); do  # a daemon under valgrind takes seconds to start
-  "$ctl" --address "$addr" stats > /dev/null 2>&1 && { ok=1; break; }
+  "$ctl" --timeout 300 --address "$addr" stats > /dev/null 2>&1 && { ok=1; break; }
   kill -0 $pid 2>/dev/null || break
   sleep 0.1
 done
 [ $ok = 1 ] || { cat "$dir/tetherd.log"; echo "workload: the daemon did not answer"; exit 1; }
-"$ctl" --address "$addr" set settings '{"count":0}' > /dev/null
-"$ctl" --address "$addr" watch settings > "$dir/watch.out" 2>&1 &
+"$ctl" --timeout 300 --address "$addr" set settings '{"count":0}' > /dev/null
+"$ctl" --timeout 300 --address "$addr" watch settings > "$dir/watch.out" 2>&1 &
 watcher=$!
-for i in $(seq 1 50); do "$ctl" --address "$addr" set settings /count "$i" > /dev/null; done
-"$ctl" --address "$addr" set blob '"hello"' > /dev/null
-"$ctl" --address "$addr" get settings > /dev/null
-"$ctl" --address "$addr" list > /dev/null
-"$ctl" --address "$addr" snapshot "$dir/snap.db" > /dev/null
-"$ctl" --address "$addr" compact > /dev/null
-"$ctl" --address "$addr" rm blob > /dev/null
+for i in $(seq 1 50); do "$ctl" --timeout 300 --address "$addr" set settings /count "$i" > /dev/null; done
+"$ctl" --timeout 300 --address "$addr" set blob '"hello"' > /dev/null
+"$ctl" --timeout 300 --address "$addr" get settings > /dev/null
+"$ctl" --timeout 300 --address "$addr" list > /dev/null
+"$ctl" --timeout 300 --address "$addr" snapshot "$dir/snap.db" > /dev/null
+"$ctl" --timeout 300 --address "$addr" compact > /dev/null
+"$ctl" --timeout 300 --address "$addr" rm blob > /dev/null
 # The watch ends with the daemon (SIGTERM below); it must have seen the
 # last write: its lines are checked after.
 kill -TERM $pid

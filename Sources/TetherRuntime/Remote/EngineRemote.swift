@@ -116,13 +116,32 @@ extension Engine {
 
 extension RemoteLink {
     /// Waits for a non-detached write: its reply, then the mirrors showing
-    /// its revision. Returns its error, if any.
-    func waitFor(_ waiter: RemoteWaiter) -> TetherError? {
+    /// its revision, until `deadline` (nil: the remote's timeout from now).
+    /// Returns its error, if any: TETHER_ETIMEDOUT once the deadline passed
+    /// (the call stays in flight: its late reply is matched and dropped).
+    func waitFor(_ waiter: RemoteWaiter, deadline: Int64? = nil) -> TetherError? {
         lock.lock()
-        wait { waiter.done && (waiter.error != nil || !waiter.changed || waiter.mirrors.allSatisfy { $0.hasApplied(waiter.revision) }) }
-        let error = waiter.error ?? (waiter.done ? nil : TetherError(.stale, "the remote was freed before tetherd answered"))
-        lock.unlock()
-        return error
+        defer { lock.unlock() }
+        let limit = timeoutMilliseconds
+        let end = deadline ?? callDeadline()
+        let inTime = wait(until: { waiter.done && (waiter.error != nil || !waiter.changed || waiter.shown) },
+                          deadline: end)
+        if !inTime { return timedOut(waiter, limit: limit) }
+        return waiter.error ?? (waiter.done ? nil : TetherError(.stale, "the remote was freed before tetherd answered"))
+    }
+
+    /// The error of a call whose deadline passed (`lock` held).
+    private func timedOut(_ waiter: RemoteWaiter, limit: UInt32) -> TetherError {
+        let within = "within \(limit) ms (the remote's timeout, tether_remote_set_timeout)"
+        if waiter.done {
+            // Answered, but a watch has not shown it yet.
+            let lagging = waiter.mirrors.filter { !$0.hasApplied(waiter.revision) }.map { "'\($0.name)'" }.joined(separator: ", ")
+            return TetherError(.timedOut, "tetherd at \(address) committed the write at revision \(waiter.revision), but the watch of \(lagging) did not show it \(within)")
+        }
+        if waiter.isRead {
+            return TetherError(.timedOut, "tetherd at \(address) did not answer \(within); is it stopped or hung?")
+        }
+        return TetherError(.timedOut, "tetherd at \(address) did not answer \(within); the write may or may not have been applied (its outcome is unknown: read the state again once tetherd answers)")
     }
 }
 

@@ -36,8 +36,11 @@ enum RemoteTable {
 
 extension Runtimes {
     /// Connects runtime `rt` to tetherd at `address` (nil: the default,
-    /// DaemonAddress.standard) and waits for the connection.
-    package static func connectRemote(_ rt: UInt64, address: String?) throws(TetherError) -> UInt64 {
+    /// DaemonAddress.standard) and waits for the connection and one round
+    /// trip (GetInfo), at most `timeoutMilliseconds` (0: without limit),
+    /// which becomes the remote's timeout.
+    package static func connectRemote(_ rt: UInt64, address: String?,
+                                      timeoutMilliseconds: UInt32 = RemoteLink.defaultTimeout) throws(TetherError) -> UInt64 {
         var environment: [String: String] = [:]
         for key in ["TETHER_ADDRESS", "XDG_RUNTIME_DIR", "TMPDIR", "TETHER_DAEMON_UID"] {
             if let v = getenv(key) { environment[key] = String(cString: v) }
@@ -70,13 +73,21 @@ extension Runtimes {
         let link = RemoteTable.add { RemoteLink(engine: engine, address: parsed, trust: trust, id: $0) }
         engine.remoteLinks.append(link)
         engine.lock.unlock()
+        link.lock.lock()
+        link.timeoutMilliseconds = timeoutMilliseconds
+        let deadline = link.callDeadline()
+        link.lock.unlock()
         link.post(.connect)
         link.lock.lock()
-        link.wait { link.firstAttemptDone }
+        let inTime = link.wait(until: { link.firstAttemptDone }, deadline: deadline)
         let up = link.connected
         let why = link.lastError
         let untrusted = link.lastErrorUntrusted
         link.lock.unlock()
+        if !inTime {
+            try? freeRemote(link.id)
+            throw TetherError(.timedOut, "cannot connect to tetherd at \(parsed): the connection was not made within \(timeoutMilliseconds) ms")
+        }
         if !up {
             try? freeRemote(link.id)
             if untrusted {
@@ -84,7 +95,39 @@ extension Runtimes {
             }
             throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(why) (is tetherd running? start it with `tetherd`, or set TETHER_ADDRESS)")
         }
+        // Something listens: check that it is a daemon that answers (a
+        // stopped or hung one accepts connections and answers nothing).
+        let ping = RemoteWaiter(detached: false, mirrors: [], isRead: true)
+        do {
+            try link.send(Call(method: "org.varlink.service.GetInfo"), waiter: ping)
+        } catch {
+            try? freeRemote(link.id)
+            throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(error.message)")
+        }
+        if let error = link.waitFor(ping, deadline: deadline) {
+            try? freeRemote(link.id)
+            if error.code == .timedOut {
+                throw TetherError(.timedOut, "cannot connect to tetherd at \(parsed): it accepted the connection but did not answer within \(timeoutMilliseconds) ms (is it stopped or hung?)")
+            }
+            throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(error.message)")
+        }
         return link.id
+    }
+
+    /// Sets how long the remote's calls wait for the daemon (0: without limit).
+    package static func setRemoteTimeout(_ remote: UInt64, milliseconds: UInt32) throws(TetherError) {
+        let link = try RemoteTable.find(remote)
+        link.lock.lock()
+        link.timeoutMilliseconds = milliseconds
+        link.lock.unlock()
+    }
+
+    /// How long the remote's calls wait for the daemon (0: without limit).
+    package static func remoteTimeout(_ remote: UInt64) throws(TetherError) -> UInt32 {
+        let link = try RemoteTable.find(remote)
+        link.lock.lock()
+        defer { link.lock.unlock() }
+        return link.timeoutMilliseconds
     }
 
     /// A state of the remote's runtime that mirrors the daemon's state
@@ -109,11 +152,16 @@ extension Runtimes {
         let wait = !engine.onLoopThread && !DeliveryContext.isDelivering(engine.id)
         engine.lock.unlock()
         let mirror = RemoteMirror(link: link, name: name, state: sid, handle: handle)
+        link.lock.lock()
+        let deadline = link.callDeadline()
+        let limit = link.timeoutMilliseconds
+        link.lock.unlock()
         link.register(mirror)
         guard wait else { return handle }
         link.lock.lock()
-        link.wait { mirror.ready || mirror.failure != nil }
-        let failure = mirror.failure ?? (link.closed ? TetherError(.stale, "the remote was freed") : nil)
+        let inTime = link.wait(until: { mirror.ready || mirror.failure != nil }, deadline: deadline)
+        let failure = mirror.failure ?? (link.closed ? TetherError(.stale, "the remote was freed")
+            : inTime ? nil : TetherError(.timedOut, "tetherd at \(link.address) did not send the value of '\(name)' within \(limit) ms (the remote's timeout, tether_remote_set_timeout); is it stopped or hung?"))
         link.lock.unlock()
         if let failure {
             try? freeState(handle)
@@ -160,9 +208,9 @@ extension Runtimes {
             let elapsed = monotonicMilliseconds() - start
             let left = elapsed >= Int64(milliseconds) ? 0 : UInt32(Int64(milliseconds) - elapsed)
             if left > 0 && link.waitConnected(milliseconds: left) {
-                let ping = RemoteWaiter(detached: false, mirrors: [])
+                let ping = RemoteWaiter(detached: false, mirrors: [], isRead: true)
                 let call = Call(method: "org.varlink.service.GetInfo")
-                if (try? link.send(call, waiter: ping)) != nil && link.waitFor(ping) == nil { return }
+                if (try? link.send(call, waiter: ping)) != nil && link.waitFor(ping, deadline: start + Int64(milliseconds)) == nil { return }
                 continue  // it died under us: wait for the reconnection
             }
             link.lock.lock()

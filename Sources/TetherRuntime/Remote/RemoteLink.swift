@@ -23,6 +23,13 @@ final class RemoteWaiter {
     /// The mirrors whose watches must show `revision` before the write
     /// counts as done (the writer then reads its own write).
     var mirrors: [RemoteMirror] = []
+    /// Each mirror's epochChanges when the answer came.
+    var epochChanges: [Int] = []
+
+    /// Whether every mirror shows the answer (`lock` held).
+    var shown: Bool {
+        zip(mirrors, epochChanges).allSatisfy { $0.hasApplied(revision, epochChanges: $1) }
+    }
 }
 
 /// One connection of a runtime to tetherd (`tether_remote_t`): a call
@@ -68,6 +75,13 @@ package final class RemoteLink {
     private(set) var closed = false
     /// The mirrors, by the index of their state.
     private(set) var mirrors: [UInt32: RemoteMirror] = [:]
+    /// How long a call that waits on the daemon (connect, a remote state's
+    /// first snapshot, a write, a transaction, sync) waits before it fails
+    /// with TETHER_ETIMEDOUT; 0: without limit. tether_remote_set_timeout.
+    var timeoutMilliseconds: UInt32 = RemoteLink.defaultTimeout
+
+    /// TETHER_REMOTE_TIMEOUT_MS of include/tether.h.
+    static let defaultTimeout: UInt32 = 10_000
 
     // Loop thread only.
     /// The buffer every pipe of this link reads into.
@@ -102,6 +116,28 @@ package final class RemoteLink {
         while !ready() && !closed { condition.wait(lock) }
     }
 
+    /// When a call that starts now must give up (`lock` held): nil when
+    /// the remote's timeout is 0 (no limit).
+    func callDeadline() -> Int64? {
+        timeoutMilliseconds == 0 ? nil : Runtimes.monotonicMilliseconds() + Int64(timeoutMilliseconds)
+    }
+
+    /// Waits (not on the loop thread) until `ready` holds, the link is
+    /// closed, or `deadline` (monotonic ms; nil: none) passed; false only
+    /// for the deadline. `lock` held.
+    func wait(until ready: () -> Bool, deadline: Int64?) -> Bool {
+        guard let deadline else {
+            wait(until: ready)
+            return true
+        }
+        while !ready() && !closed {
+            let left = deadline - Runtimes.monotonicMilliseconds()
+            if left <= 0 { return false }
+            condition.wait(lock, milliseconds: UInt32(min(left, Int64(UInt32.max))))
+        }
+        return true
+    }
+
     /// Sends a write or transaction. The caller waits on `waiter` unless
     /// it is detached; a detached one is counted until acknowledged (flush
     /// waits). Fails at once, changing nothing, when the link is down.
@@ -121,17 +157,28 @@ package final class RemoteLink {
     }
 
     /// Blocks until every write sent without a waiter was acknowledged and
-    /// every acknowledged change reached its mirrors. Not on the loop thread.
-    func waitIdle() {
+    /// every acknowledged change reached its mirrors, at most the remote's
+    /// timeout (then TETHER_ETIMEDOUT). Not on the loop thread.
+    func waitIdle() throws(TetherError) {
         lock.lock()
-        wait { unacknowledged == 0 && mirrors.values.allSatisfy { $0.caughtUp } }
-        lock.unlock()
+        defer { lock.unlock() }
+        let limit = timeoutMilliseconds
+        let idle = wait(until: { unacknowledged == 0 && mirrors.values.allSatisfy { $0.caughtUp } }, deadline: callDeadline())
+        if !idle {
+            let pending = unacknowledged
+            throw TetherError(.timedOut, pending > 0
+                ? "tetherd at \(address) did not answer \(pending) write(s) made inside callbacks within \(limit) ms (the remote's timeout); they may or may not have been applied (their outcome is unknown)"
+                : "the watches of tetherd at \(address) did not show the writes made inside callbacks within \(limit) ms (the remote's timeout)")
+        }
     }
 
     /// Waits until every mirror shows at least what the daemon held when
     /// this was called: one Get per mirror (pipelined), then each mirror's
     /// watch reaching that state's `modified` revision. Not on the loop thread.
     func sync() throws(TetherError) {
+        lock.lock()
+        let deadline = callDeadline()
+        lock.unlock()
         var waiters: [RemoteWaiter] = []
         for m in allMirrors {
             let waiter = RemoteWaiter(detached: false, mirrors: [m], isRead: true)
@@ -139,7 +186,7 @@ package final class RemoteLink {
             waiters.append(waiter)
         }
         for waiter in waiters {
-            if let error = waitFor(waiter), error.code != .notFound { throw error }
+            if let error = waitFor(waiter, deadline: deadline), error.code != .notFound { throw error }
         }
         for m in allMirrors { if let broken = m.brokenError { throw broken } }
     }
@@ -272,6 +319,7 @@ package final class RemoteLink {
         lock.lock()
         waiter.revision = revision
         waiter.changed = changed
+        waiter.epochChanges = waiter.mirrors.map(\.epochChanges)
         waiter.done = true
         if waiter.detached { unacknowledged -= 1 }
         // The written mirrors' watches will carry this revision: until
@@ -312,7 +360,18 @@ package final class RemoteLink {
         guard !isClosed else { return }
         if reconnectTimer == nil {
             let timer = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
-            uv_timer_init(engine.loop, timer)
+            let rc = uv_timer_init(engine.loop, timer)
+            guard rc == 0 else {
+                // No timer, no reconnection: say so once, stay down.
+                timer.deallocate()
+                let why = "cannot schedule a reconnection: uv_timer_init: \(String(cString: uv_strerror(rc)))"
+                lock.lock()
+                lastError = why
+                condition.broadcast()
+                lock.unlock()
+                Runtimes.reportRemoteFailure(engine, "remote tetherd \(address): \(why); the remote stays disconnected (free it and connect again)")
+                return
+            }
             timer.pointee.data = Unmanaged.passRetained(self).toOpaque()  // released by its close
             reconnectTimer = timer
         }

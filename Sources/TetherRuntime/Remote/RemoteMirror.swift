@@ -37,6 +37,17 @@ final class RemoteMirror {
     /// failure in a row breaks the mirror.
     private var failedApplies = 0
     private(set) var epoch: String?
+    /// How many times the daemon's history restarted under the mirror (a
+    /// new epoch: a restart with --memory, a --restore; or revisions that
+    /// went back): the revisions before it belong to another history. A
+    /// write answered before the change counts as shown once the change is
+    /// applied: the new history's snapshot is all a read can see of it
+    /// (issue 36). (A write the new daemon answered before this mirror's
+    /// watch saw the new epoch is counted with the old history, so the
+    /// snapshot releases it too: only a watch that reconnects after the
+    /// call connection, and a snapshot taken before that write, lose its
+    /// read-your-write; the next change or sync shows it.)
+    private(set) var epochChanges = 0
     /// The `modified` revision of the daemon's state as last seen (for
     /// compare-on-revision preconditions).
     private(set) var modified: UInt64 = 0
@@ -62,6 +73,27 @@ final class RemoteMirror {
 
     /// Whether `revision` has been applied (link.lock held).
     func hasApplied(_ revision: UInt64) -> Bool { appliedRevision >= revision || failure != nil || broken != nil }
+
+    /// Whether `revision`, answered while `epochChanges` was `changes`,
+    /// has been applied, or the epoch changed since (link.lock held).
+    func hasApplied(_ revision: UInt64, epochChanges changes: Int) -> Bool {
+        hasApplied(revision) || epochChanges != changes
+    }
+
+    /// The daemon's history restarted: under a new epoch, or (a snapshot
+    /// or progress at `revision`, below what was applied) behind the same
+    /// one, as a salvaged store can. What the mirror believed of the old
+    /// history (what it applied, what writes committed) means nothing in
+    /// the new one. link.lock held.
+    private func resetIfHistoryChanged(epoch newEpoch: String, revision: UInt64? = nil) -> Bool {
+        let otherEpoch = epoch != nil && epoch != newEpoch
+        let backwards = revision.map { $0 < appliedRevision } ?? false
+        guard otherEpoch || backwards else { return false }
+        epochChanges += 1
+        appliedRevision = 0
+        expectedRevision = 0
+        return true
+    }
 
     /// The daemon's `modified` revision of the state, as applied here.
     var daemonModified: UInt64 {
@@ -135,6 +167,13 @@ final class RemoteMirror {
 
     private func didReply(_ reply: Reply) {
         if let error = VarlinkError(reply: reply) {
+            if RemoteMirror.isFinal(error) {
+                // Retrying cannot fix it (no right to read the state, a
+                // name the daemon refuses): stop, say why, never reopen.
+                let local = RemoteLink.localError(error)
+                breakMirror(TetherError(local.code, "tetherd refused to watch '\(name)' (\(error.name)): \(local.message)"))
+                return
+            }
             link.lock.lock()
             if !everReady { failure = RemoteLink.localError(error) }
             link.condition.broadcast()
@@ -151,7 +190,10 @@ final class RemoteMirror {
         }
         switch event.event {
         case .snapshot(let entry, _):
-            apply([.set(entry.value ?? .null)], meta: nil, revision: nil, epoch: event.epoch, modified: entry.modified)
+            // The whole value at the daemon's revision: what the mirror
+            // applied becomes that revision, down as well as up (a daemon
+            // whose revisions went back, in its epoch or a new one).
+            apply([.set(entry.value ?? .null)], meta: nil, revision: event.revision, epoch: event.epoch, modified: entry.modified, snapshot: true)
         case .change(let changes, let tag, let origin):
             let ops = changes.filter { $0.name == name }.map(RemoteMirror.localOp)
             var meta: TransactionMeta?
@@ -160,15 +202,32 @@ final class RemoteMirror {
                 info.origin = origin ?? 0
                 meta = tag.map { tag in tag.withCString { info.tag = $0; return TransactionMeta(info) } } ?? TransactionMeta(info)
             }
-            apply(ops, meta: meta, revision: event.revision, epoch: event.epoch, modified: event.revision)
-        case .progress:
+            apply(ops, meta: meta, revision: event.revision, epoch: event.epoch, modified: event.revision, snapshot: false)
+        case .progress(let resync):
             link.lock.lock()
-            appliedRevision = max(appliedRevision, event.revision)
+            if resetIfHistoryChanged(epoch: event.epoch, revision: event.revision) || resync {
+                appliedRevision = event.revision
+            } else {
+                appliedRevision = max(appliedRevision, event.revision)
+            }
             epoch = event.epoch
             ready = true
             everReady = true
             link.condition.broadcast()
             link.lock.unlock()
+        }
+    }
+
+    /// Whether a refused Watch would be refused again, whenever retried.
+    static func isFinal(_ error: VarlinkError) -> Bool {
+        switch error.name {
+        case "io.tether.AccessDenied", "org.varlink.service.PermissionDenied",
+             "org.varlink.service.InvalidParameter", "org.varlink.service.MethodNotFound",
+             "org.varlink.service.InterfaceNotFound", "org.varlink.service.MethodNotImplemented",
+             "io.tether.InvalidArgument", "io.tether.BadPath", "io.tether.InvalidCall":
+            return true
+        default:
+            return false
         }
     }
 
@@ -183,7 +242,7 @@ final class RemoteMirror {
         }
     }
 
-    private func apply(_ ops: [WriteOp], meta: TransactionMeta?, revision: UInt64?, epoch: String, modified: UInt64) {
+    private func apply(_ ops: [WriteOp], meta: TransactionMeta?, revision: UInt64, epoch: String, modified: UInt64, snapshot: Bool) {
         do {
             try link.engine.applyRemote(state, ops, meta: meta)
         } catch {
@@ -191,7 +250,7 @@ final class RemoteMirror {
             failedApplies += 1
             if failedApplies > 1 {
                 // A fresh snapshot did not help: resyncing again would loop.
-                breakMirror(TetherError(error.code, "the change of revision \(revision ?? 0) to '\(name)' did not apply to the copy, even after a resync (\(error.message))"))
+                breakMirror(TetherError(error.code, "the change of revision \(revision) to '\(name)' did not apply to the copy, even after a resync (\(error.message))"))
                 return
             }
             // The copy no longer matches the daemon's: start over from a
@@ -199,12 +258,13 @@ final class RemoteMirror {
             link.lock.lock()
             ready = false
             link.lock.unlock()
-            watchPipe?.close(because: "the change of revision \(revision ?? 0) did not apply to the copy (\(error.message)); resyncing")
+            watchPipe?.close(because: "the change of revision \(revision) did not apply to the copy (\(error.message)); resyncing")
             return
         }
         failedApplies = 0
         link.lock.lock()
-        if let revision { appliedRevision = max(appliedRevision, revision) }
+        let reset = resetIfHistoryChanged(epoch: epoch, revision: snapshot ? revision : nil)
+        appliedRevision = snapshot || reset ? revision : max(appliedRevision, revision)
         self.modified = modified
         self.epoch = epoch
         link.condition.broadcast()

@@ -27,6 +27,15 @@ public final class Remote: @unchecked Sendable {
         try? Runtimes.freeRemote(handle)
     }
 
+    /// How long a call that waits on the daemon (a write, a transaction,
+    /// `state(_:as:)`'s first value, sync) waits before it throws
+    /// `.timedOut`, in milliseconds; 0: without limit. Default 10 000
+    /// (`tether_remote_set_timeout`).
+    public var timeoutMilliseconds: UInt32 {
+        get { (try? Runtimes.remoteTimeout(handle)) ?? 0 }
+        set { try? Runtimes.setRemoteTimeout(handle, milliseconds: newValue) }
+    }
+
     /// Whether the connection is up (writes fail with `.loopFailure` while not).
     public var isConnected: Bool {
         (try? Runtimes.remoteConnected(handle)) ?? false
@@ -46,8 +55,13 @@ extension Runtime {
     /// is sent the socket's directory and the listener's uid are checked
     /// (as `tether_remote_connect` says): a socket that fails throws
     /// `TetherError` with code `.untrusted`, naming the path and its owner.
-    public func connect(to address: String? = nil) throws(TetherError) -> Remote {
-        Remote(handle: try Runtimes.connectRemote(handle, address: address))
+    ///
+    /// Connecting waits at most `timeoutMilliseconds` (0: without limit)
+    /// for the daemon to answer a first call (`.timedOut` when something
+    /// listens but does not answer, `.loopFailure` when nothing listens);
+    /// the remote's later calls wait as long (`Remote.timeoutMilliseconds`).
+    public func connect(to address: String? = nil, timeoutMilliseconds: UInt32 = 10_000) throws(TetherError) -> Remote {
+        Remote(handle: try Runtimes.connectRemote(handle, address: address, timeoutMilliseconds: timeoutMilliseconds))
     }
 }
 
