@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import Synchronization
 import TetherCore
 import TetherWire
 
@@ -59,6 +60,9 @@ public final class SQLiteStore: SplitSyncSink {
         /// log the daemon keeps starts after the newest of them (a watch
         /// from before it gets a resync).
         public var unreadableLogRows: [(revision: UInt64, reason: String)] = []
+        /// `load(salvaging: true)`: what could not be read at all (a table
+        /// SQLite found damaged part way, the meta table), and why.
+        public var dropped: [String] = []
     }
 
     public let path: String
@@ -183,23 +187,97 @@ public final class SQLiteStore: SplitSyncSink {
         if walFD >= 0 { Glibc.close(walFD) }
     }
 
+    // MARK: The marker (StoreMarker, in DataDirectory.swift)
+
+    /// The newest revision COMMITted (loop thread), for `makeDurable` on
+    /// the sync thread: what it syncs covers every commit before it read it.
+    private let committedRevision = Atomic<UInt64>(0)
+    /// Set once the daemon has chosen its epoch (`keepMarker`): from then
+    /// on the marker follows the revisions made durable.
+    private var markerEpoch: String?
+    private var markerDirectory = ""
+    /// Only the thread making groups durable touches these (one at a time:
+    /// SplitSyncSink's contract), or the loop when the commit is durable
+    /// by itself.
+    private var markedRevision: UInt64 = 0
+    private var markedAt: UInt64 = 0
+    /// Nanoseconds between two updates of the marker while commits are
+    /// made (each costs two fsyncs, off the loop when pipelined). 0: after
+    /// every group (tests).
+    private var markerInterval: UInt64 = 1_000_000_000
+
+    /// Writes the marker (epoch, `revision`) now and keeps it following
+    /// the revisions made durable, at most once per `interval` seconds.
+    public func keepMarker(in directory: String, epoch: String, revision: UInt64, interval: Double = 1) throws(TetherError) {
+        markerDirectory = directory
+        markerEpoch = epoch
+        markerInterval = UInt64(max(0, interval) * 1e9)
+        committedRevision.store(lastRevision, ordering: .releasing)
+        try StoreMarker(epoch: epoch, revision: revision).write(in: directory)
+        markedRevision = revision
+        markedAt = SQLiteStore.monotonicNow()
+    }
+
+    /// At a clean stop, once every group is durable (the committer closed):
+    /// the marker holds the last revision.
+    public func updateMarker() throws(TetherError) {
+        guard let markerEpoch, lastRevision != markedRevision else { return }
+        try StoreMarker(epoch: markerEpoch, revision: lastRevision).write(in: markerDirectory)
+        markedRevision = lastRevision
+    }
+
+    /// Every commit up to `revision` is durable: the marker says so when
+    /// its interval has passed. A marker that cannot be written is said on
+    /// stderr, never a reason to fail the group (it only makes the check
+    /// at the next start weaker).
+    private func madeDurable(through revision: UInt64) {
+        guard let markerEpoch, revision > markedRevision else { return }
+        let now = SQLiteStore.monotonicNow()
+        guard now &- markedAt >= markerInterval else { return }
+        markedAt = now
+        do {
+            try StoreMarker(epoch: markerEpoch, revision: revision).write(in: markerDirectory)
+            markedRevision = revision
+        } catch {
+            fputs("tetherd: cannot update the store's marker: \(error.message)\n", stderr)
+        }
+    }
+
+    static func monotonicNow() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
     // MARK: Opening
 
     /// Everything the store holds (the daemon restores from it): the
     /// `states` table, with the images of the log rows after `applied`
     /// replayed onto it.
-    public func load() throws(TetherError) -> Contents {
+    public func load(salvaging: Bool = false) throws(TetherError) -> Contents {
         var contents = Contents()
         var appliedText: String?
-        try query("SELECT key, value FROM meta") { (row) throws(TetherError) in
+        /// A table SQLite cannot read (damaged pages) fails the load with
+        /// an error naming it; salvaging, what it read before the damage is
+        /// kept and the rest listed in `dropped`.
+        func reading(_ table: String, _ body: () throws(TetherError) -> Void) throws(TetherError) {
+            do {
+                try body()
+            } catch {
+                let why = "table \(table): \(error.message)"
+                guard salvaging else { throw TetherError(error.code, "the store \(path) cannot be read: \(why) (tetherd --salvage keeps what is readable, under a new epoch)") }
+                contents.dropped.append(why)
+            }
+        }
+        try reading("meta") { () throws(TetherError) in try query("SELECT key, value FROM meta") { (row) throws(TetherError) in
             switch row.text(0) {
             case "epoch": contents.epoch = row.text(1)
             case "revision": contents.revision = UInt64(row.text(1)) ?? 0
             case "applied": appliedText = row.text(1)
             default: break
             }
-        }
-        try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
+        } }
+        try reading("states") { () throws(TetherError) in try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
             let name = row.text(0)
             do throws(TetherError) {
                 contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
@@ -209,7 +287,7 @@ public final class SQLiteStore: SplitSyncSink {
                 // One bad row never keeps the store from opening.
                 contents.quarantined.append((name, "table states, state '\(name)': \(error.message)"))
             }
-        }
+        } }
         // No `applied`: the states table was never flushed, so every image
         // is newer than it (a store made before images has none to replay).
         let applied = appliedText.flatMap { UInt64($0) } ?? 0
@@ -238,7 +316,7 @@ public final class SQLiteStore: SplitSyncSink {
                 newestReplayed = revision
             }
         }
-        try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
+        try reading("log") { () throws(TetherError) in try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
             let revision = UInt64(bitPattern: row.int(0))
             do throws(TetherError) {
                 try readLogRow(row, revision)
@@ -248,7 +326,7 @@ public final class SQLiteStore: SplitSyncSink {
                 contents.unreadableLogRows.append((revision, "table log, revision \(revision): \(error.message)"))
                 contents.log.removeAll()
             }
-        }
+        } }
         if !replayed.isEmpty {
             // A newer image replaces a row that could not be read.
             contents.quarantined.removeAll { replayed[$0.name] != nil }
@@ -269,14 +347,22 @@ public final class SQLiteStore: SplitSyncSink {
         // The newest commit is always in the log; states' modified covers
         // a store whose log was emptied by hand; meta's revision (written
         // by stores before this one, and by restore) the rest.
-        try query("SELECT MAX(m) FROM (SELECT MAX(revision) AS m FROM log UNION ALL SELECT MAX(modified) FROM states)") { (row) throws(TetherError) in
+        try reading("log") { () throws(TetherError) in try query("SELECT MAX(revision) FROM log") { (row) throws(TetherError) in
             if !row.isNull(0) { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
-        }
+        } }
+        try reading("states") { () throws(TetherError) in try query("SELECT MAX(modified) FROM states") { (row) throws(TetherError) in
+            if !row.isNull(0) { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
+        } }
         // The first commit the log holds (a group row's first is its
-        // revision less its other commits).
-        try query("SELECT MIN(revision - COALESCE(commits, 1) + 1) FROM log") { (row) throws(TetherError) in
-            prunedThrough = row.isNull(0) ? contents.revision : UInt64(bitPattern: row.int(0)) - 1
-        }
+        // revision less its other commits). A damaged row may say 0 or
+        // less, or more than the revision: clamped, never a trap.
+        prunedThrough = contents.revision
+        try reading("log") { () throws(TetherError) in try query("SELECT MIN(revision - COALESCE(commits, 1) + 1) FROM log") { (row) throws(TetherError) in
+            if !row.isNull(0) {
+                let first = row.int(0)
+                prunedThrough = first <= 0 ? 0 : min(UInt64(first) - 1, contents.revision)
+            }
+        } }
         lastRevision = contents.revision
         // What was replayed goes to the states table with the next flush.
         self.applied = applied
@@ -499,6 +585,11 @@ public final class SQLiteStore: SplitSyncSink {
         }
         try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
+        if syncsWALItself {
+            committedRevision.store(lastRevision, ordering: .releasing)
+        } else {
+            madeDurable(through: lastRevision)  // as durable as this store makes it
+        }
         // The group is committed: nothing after this may fail it (a
         // failed checkpoint is tried again after the next commit).
         do {
@@ -518,11 +609,13 @@ public final class SQLiteStore: SplitSyncSink {
     public func makeDurable() throws {
         guard syncsWALItself else { return }
         if let walReplaced { throw walReplaced }
+        let covered = committedRevision.load(ordering: .acquiring)
         while fdatasync(walFD) != 0 {
             guard errno == EINTR else {
                 throw TetherError(.loopFailure, "cannot sync \(path)-wal: \(String(cString: strerror(errno)))")
             }
         }
+        madeDurable(through: covered)
     }
 
     private func openWAL() throws(TetherError) {
@@ -692,6 +785,80 @@ public final class SQLiteStore: SplitSyncSink {
             throw TetherError(.loopFailure, "restoring from \(source) failed: \(String(cString: sqlite3_errstr(rc)))")
         }
         try store.start(epoch: epoch)
+    }
+
+    // MARK: Salvage
+
+    /// What `salvage` kept and dropped.
+    public struct SalvageReport {
+        public var states = 0
+        public var revision: UInt64 = 0
+        /// What could not be read, each with where (table, state or
+        /// revision) and why.
+        public var dropped: [String] = []
+        /// Where the damaged files went (`tether.db.damaged-EPOCH`).
+        public var movedTo: String?
+    }
+
+    /// `tetherd --salvage`: reads what is readable of the store in
+    /// `directory` (each states row on its own, the log rows after the
+    /// states table replayed onto it, a damaged table up to its damage),
+    /// moves the damaged files aside (`tether.db.damaged-EPOCH`, with its
+    /// -wal and -shm), and writes a new store holding the states read,
+    /// under `epoch` (a new one: clients resync), its revision the highest
+    /// found or `atLeast` (the marker's), whichever is higher, so that
+    /// revisions go on rising. Its log starts empty.
+    public static func salvage(directory: String, epoch: String, atLeast: UInt64) throws(TetherError) -> SalvageReport {
+        var report = SalvageReport()
+        var contents = Contents()
+        let path = directory + "/tether.db"
+        var st = stat()
+        if stat(path, &st) == 0 {
+            do {
+                // Closed at the end of this block (its WAL checkpointed).
+                let old = try SQLiteStore(directory: directory, durability: .full, logCapacity: Int.max)
+                contents = try old.load(salvaging: true)
+            } catch {
+                report.dropped.append("the whole store: \(error.message)")
+            }
+        } else {
+            report.dropped.append("the whole store: \(path) does not exist")
+        }
+        for (name, reason) in contents.quarantined { report.dropped.append("state '\(name)': \(reason)") }
+        for (revision, reason) in contents.unreadableLogRows { report.dropped.append("log revision \(revision): \(reason)") }
+        report.dropped += contents.dropped
+        let aside = path + ".damaged-" + epoch
+        for suffix in ["", "-wal", "-shm"] where stat(path + suffix, &st) == 0 {
+            guard rename(path + suffix, aside + suffix) == 0 else {
+                throw TetherError(.loopFailure, "cannot move \(path + suffix) aside to \(aside + suffix): \(String(cString: strerror(errno)))")
+            }
+            report.movedTo = aside
+        }
+        let fresh = try SQLiteStore(directory: directory, durability: .full, logCapacity: Int.max)
+        report.revision = max(contents.revision, atLeast)
+        try fresh.begin()
+        try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { $0.bind(1, epoch) }
+        for image in contents.states {
+            guard let value = image.value else { continue }
+            let valueText = try SQLiteStore.encodeValue(value)
+            let descriptorText = try image.descriptor.wireValue.jsonString()
+            try fresh.run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { s in
+                s.bind(1, image.name)
+                s.bind(2, valueText)
+                s.bind(3, Int64(bitPattern: min(image.modified, report.revision)))
+                s.bind(4, descriptorText)
+            }
+            report.states += 1
+        }
+        for key in ["revision", "applied"] {
+            try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)") { s in
+                s.bind(1, key)
+                s.bind(2, String(report.revision))
+            }
+        }
+        try fresh.run("COMMIT") { _ in }
+        fresh.inTransaction = false
+        return report
     }
 
     // MARK: Values as text
