@@ -208,14 +208,24 @@ public final class SQLiteStore: SplitSyncSink {
 
     /// Writes the marker (epoch, `revision`) now and keeps it following
     /// the revisions made durable, at most once per `interval` seconds.
-    public func keepMarker(in directory: String, epoch: String, revision: UInt64, interval: Double = 1) throws(TetherError) {
+    /// A marker that cannot be written (a full disk) is no reason not to
+    /// start: the error is returned for the log, and the next update
+    /// tries again (the old marker stays whole meanwhile).
+    @discardableResult
+    public func keepMarker(in directory: String, epoch: String, revision: UInt64, interval: Double = 1) -> TetherError? {
         markerDirectory = directory
         markerEpoch = epoch
         markerInterval = UInt64(max(0, interval) * 1e9)
         committedRevision.store(lastRevision, ordering: .releasing)
-        try StoreMarker(epoch: epoch, revision: revision).write(in: directory)
-        markedRevision = revision
         markedAt = SQLiteStore.monotonicNow()
+        do {
+            try StoreMarker(epoch: epoch, revision: revision).write(in: directory)
+            markedRevision = revision
+            return nil
+        } catch {
+            markedAt = 0
+            return error
+        }
     }
 
     /// At a clean stop, once every group is durable (the committer closed):

@@ -64,6 +64,9 @@ struct Tetherd: ParsableCommand {
     @Option(help: "Bytes of recent commits kept in memory for watches that resume or fall behind (older ones resync).")
     var logBytes: Int = 64 << 20
 
+    @Option(help: "States the daemon holds at most: a write that would create one more gets LimitExceeded (states). States restored from the store are kept even past it.")
+    var maxStates: Int = 1_000_000
+
     @Option(help: "Unread bytes a watcher may have before it stops being sent changes and catches up from the log when it reads again.")
     var watchBuffer: Int = 4 << 20
 
@@ -134,7 +137,9 @@ struct Tetherd: ParsableCommand {
             if restore != nil { throw TetherError(.invalidArgument, "--restore needs a store: it cannot be used with --memory") }
             if salvage { throw TetherError(.invalidArgument, "--salvage needs a store: it cannot be used with --memory") }
             log.event("store", "kind" => "memory")
-            return (try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch()), nil)
+            let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch(), maxStates: maxStates)
+            store.report = { log.event("store-error", "message" => $0) }
+            return (store, nil)
         }
         let directory = dataDir ?? (uid == 0 ? "/var/lib/tether"
             : (environment["XDG_STATE_HOME"] ?? ((environment["HOME"] ?? "/") + "/.local/state")) + "/tether")
@@ -179,10 +184,13 @@ struct Tetherd: ParsableCommand {
             epoch = Tetherd.newEpoch()
             try sqlite.start(epoch: epoch)
         }
-        try sqlite.keepMarker(in: directory, epoch: epoch, revision: contents.revision, interval: markerInterval)
+        if let error = sqlite.keepMarker(in: directory, epoch: epoch, revision: contents.revision, interval: markerInterval) {
+            log.event("marker-unwritten", "reason" => error.message)
+        }
         // The SQLite work runs on the committer's sync thread from here on.
         let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch,
-                              sink: GroupCommitter(inner: sqlite, mode: groupCommit))
+                              sink: GroupCommitter(inner: sqlite, mode: groupCommit), maxStates: maxStates)
+        store.report = { log.event("store-error", "message" => $0) }
         let quarantined = try store.restore(states: contents.states, log: contents.log, revision: contents.revision,
                                             quarantined: contents.quarantined)
         // One bad row never keeps the daemon from starting: it says which.
