@@ -78,6 +78,20 @@ public final class SQLiteStore: SplitSyncSink {
     private var rowText = ByteWriter()
     private var inTransaction = false
     private let logCapacity: Int
+    /// Bytes of log rows (their changes and images text) kept on disk, and
+    /// of commits loaded into memory at start (`--log-bytes`, issue 30 §3):
+    /// the oldest rows are deleted as newer ones pass it, as the daemon's
+    /// in-memory log drops its oldest commits.
+    private let logBytes: Int
+    /// Each log row's (last) revision and bytes, oldest first, from
+    /// `rowHead` (the rows on disk, as far as this store wrote or read them).
+    private var rowLast: [UInt64] = []
+    private var rowSize: [Int] = []
+    private var rowHead = 0
+    /// Bytes of the rows from `rowHead`.
+    public private(set) var logRowBytes = 0
+    /// Bytes of the rows after `applied` (not prunable until a flush).
+    private var unappliedBytes = 0
     private var lastRevision: UInt64 = 0
     /// The revision up to which the `states` table is current.
     public private(set) var applied: UInt64 = 0
@@ -118,9 +132,10 @@ public final class SQLiteStore: SplitSyncSink {
     /// (~1.3 k instructions of a one-commit group's BEGIN and COMMIT,
     /// docs/daemon-performance.md). Off only where a test or the fuzzer
     /// reads the store through a second connection while it is open.
-    public init(directory: String, durability: Durability, logCapacity: Int,
+    public init(directory: String, durability: Durability, logCapacity: Int, logBytes: Int = Int.max,
                 checkpointPages: Int32 = 1000, flushEvery: Int = 256, exclusive: Bool = true,
                 walSync: WALSync = .inCommit) throws(TetherError) {
+        self.logBytes = max(1, logBytes)
         path = directory + "/tether.db"
         syncsWALItself = durability == .full && walSync == .separate
         self.flushEvery = max(1, flushEvery)
@@ -301,6 +316,31 @@ public final class SQLiteStore: SplitSyncSink {
         // No `applied`: the states table was never flushed, so every image
         // is newer than it (a store made before images has none to replay).
         let applied = appliedText.flatMap { UInt64($0) } ?? 0
+        rowLast.removeAll()
+        rowSize.removeAll()
+        rowHead = 0
+        logRowBytes = 0
+        unappliedBytes = 0
+        // The commits kept for watches are the newest within the log's
+        // bounds (count and bytes), as the daemon's log would keep them:
+        // the older ones are released as soon as newer ones pass the
+        // bound (a restart over 1,000 commits of 1.5 MB held them all).
+        var logHead = 0
+        var keptBytes = 0
+        func keep(_ commit: Commit) {
+            contents.log.append(commit)
+            keptBytes += commit.approximateBytes
+            while contents.log.count - logHead > 1
+                    && (keptBytes > logBytes || contents.log.count - logHead > logCapacity) {
+                keptBytes -= contents.log[logHead].approximateBytes
+                contents.log[logHead] = Commit(revision: 0, changes: [], tag: nil, origin: nil)  // its values go now
+                logHead += 1
+            }
+            if logHead > 1024 && logHead * 2 > contents.log.count {
+                contents.log.removeFirst(logHead)
+                logHead = 0
+            }
+        }
         var replayed: [String: StateImage] = [:]
         var newestReplayed: UInt64 = 0
         func readLogRow(_ row: Statement, _ revision: UInt64) throws(TetherError) {
@@ -308,7 +348,7 @@ public final class SQLiteStore: SplitSyncSink {
                 // A group row: its commits, untagged and consecutive, end at `revision`.
                 for (commit, images) in try SQLiteStore.decodeGroup(changes: row.text(3), images: row.text(4),
                                                                    commits: row.int(5), last: revision) {
-                    contents.log.append(commit)
+                    keep(commit)
                     if commit.revision > applied {
                         for image in images { replayed[image.name] = image }
                         newestReplayed = commit.revision
@@ -316,11 +356,12 @@ public final class SQLiteStore: SplitSyncSink {
                 }
                 return
             }
-            contents.log.append(Commit(revision: revision, changes: try SQLiteStore.decodeChanges(row.text(3), revision: revision),
-                                       tag: row.isNull(1) ? nil : row.text(1),
-                                       origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2))))
+            let commit = Commit(revision: revision, changes: try SQLiteStore.decodeChanges(row.text(3), revision: revision),
+                                tag: row.isNull(1) ? nil : row.text(1),
+                                origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2)))
+            keep(commit)
             if revision > applied && !row.isNull(4) {
-                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4), maxDepth: SQLiteStore.rowDepth), of: contents.log[contents.log.count - 1]) {
+                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4), maxDepth: SQLiteStore.rowDepth), of: commit) {
                     replayed[image.name] = image
                 }
                 newestReplayed = revision
@@ -328,6 +369,11 @@ public final class SQLiteStore: SplitSyncSink {
         }
         try reading("log") { () throws(TetherError) in try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
             let revision = UInt64(bitPattern: row.int(0))
+            let size = row.byteCount(3) + row.byteCount(4)
+            rowLast.append(revision)
+            rowSize.append(size)
+            logRowBytes += size
+            if revision > applied { unappliedBytes += size }
             do throws(TetherError) {
                 try readLogRow(row, revision)
             } catch {
@@ -335,8 +381,11 @@ public final class SQLiteStore: SplitSyncSink {
                 // replayed as if it were whole.
                 contents.unreadableLogRows.append((revision, "table log, revision \(revision): \(error.message)"))
                 contents.log.removeAll()
+                logHead = 0
+                keptBytes = 0
             }
         } }
+        if logHead > 0 { contents.log.removeFirst(logHead) }
         if !replayed.isEmpty {
             // A newer image replaces a row that could not be read.
             contents.quarantined.removeAll { replayed[$0.name] != nil }
@@ -384,7 +433,7 @@ public final class SQLiteStore: SplitSyncSink {
     /// Records the epoch of a new store (before anything else).
     public func start(epoch: String) throws(TetherError) {
         try begin()
-        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { $0.bind(1, epoch) }
+        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { (s) throws(TetherError) in try s.bind(1, epoch) }
         try run("COMMIT") { _ in }
         inTransaction = false
     }
@@ -462,15 +511,15 @@ public final class SQLiteStore: SplitSyncSink {
             for i in 0..<k {
                 let row = pendingRows[done + i]
                 var column = perRow * Int32(i) + 1
-                s.bind(column, Int64(bitPattern: row.revision))
+                try s.bind(column, Int64(bitPattern: row.revision))
                 if tagged {
-                    s.bind(column + 1, row.tag)
-                    s.bind(column + 2, row.origin.map { Int64(bitPattern: $0) })
+                    try s.bind(column + 1, row.tag)
+                    try s.bind(column + 2, row.origin.map { Int64(bitPattern: $0) })
                     column += 2
                 }
                 // Bound without a copy: the step reads them before rowText changes.
-                s.bind(column + 1, static: rowText.bytes(row.start, row.changesEnd))
-                s.bind(column + 2, static: rowText.bytes(row.changesEnd, row.end))
+                try s.bind(column + 1, static: rowText.bytes(row.start, row.changesEnd))
+                try s.bind(column + 2, static: rowText.bytes(row.changesEnd, row.end))
             }
             let rc = sqlite3_step(s.raw)
             // No sqlite3_clear_bindings: every parameter is bound again before the next step.
@@ -478,6 +527,7 @@ public final class SQLiteStore: SplitSyncSink {
             guard rc == SQLITE_DONE else {
                 throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
             }
+            for i in done..<(done + k) { noteRow(pendingRows[i].revision, pendingRows[i].end - pendingRows[i].start) }
             done += k
         }
         pendingRows.removeAll(keepingCapacity: true)
@@ -495,10 +545,17 @@ public final class SQLiteStore: SplitSyncSink {
     private func insertGroupRow() throws(TetherError) -> Bool {
         let k = pendingRows.count
         guard k > 1 else { return false }
+        var changesBytes = k + 1, imagesBytes = k + 1
         for i in 0..<k {
             guard pendingRows[i].tag == nil, pendingRows[i].origin == nil,
                   i == 0 || pendingRows[i].revision == pendingRows[i - 1].revision &+ 1 else { return false }
+            changesBytes += pendingRows[i].changesEnd - pendingRows[i].start
+            imagesBytes += pendingRows[i].end - pendingRows[i].changesEnd
         }
+        // A group row never passes what SQLite stores in one value (its
+        // length limit, 1e9 bytes by default: a bind past it failed and
+        // left NULL, issue 36): the group is split, a row per commit.
+        if max(changesBytes, imagesBytes) > Int(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1)) { return false }
         groupChanges.removeAll()
         groupImages.removeAll()
         groupChanges.append(UInt8(ascii: "["))
@@ -515,17 +572,44 @@ public final class SQLiteStore: SplitSyncSink {
         groupChanges.append(UInt8(ascii: "]"))
         groupImages.append(UInt8(ascii: "]"))
         let last = pendingRows[k - 1].revision
-        try run(&groupInsert, "INSERT INTO log(revision, changes, images, commits) VALUES (?1, ?2, ?3, ?4)") { s in
-            s.bind(1, Int64(bitPattern: last))
+        try run(&groupInsert, "INSERT INTO log(revision, changes, images, commits) VALUES (?1, ?2, ?3, ?4)") { (s) throws(TetherError) in
+            try s.bind(1, Int64(bitPattern: last))
             // Bound without a copy: the step reads them before they change.
-            s.bind(2, static: groupChanges.bytes(0, groupChanges.count))
-            s.bind(3, static: groupImages.bytes(0, groupImages.count))
-            s.bind(4, Int64(k))
+            try s.bind(2, static: groupChanges.bytes(0, groupChanges.count))
+            try s.bind(3, static: groupImages.bytes(0, groupImages.count))
+            try s.bind(4, Int64(k))
         }
+        noteRow(last, groupChanges.count + groupImages.count)
         pendingRows.removeAll(keepingCapacity: true)
         rowText.removeAll()
         return true
     }
+
+    /// A log row went in: counted against `logBytes`.
+    private func noteRow(_ revision: UInt64, _ bytes: Int) {
+        rowLast.append(revision)
+        rowSize.append(bytes)
+        logRowBytes += bytes
+        unappliedBytes += bytes
+    }
+
+    /// The rows through `revision` were deleted.
+    private func forgetRows(through revision: UInt64) {
+        while rowHead < rowLast.count && rowLast[rowHead] <= revision {
+            logRowBytes -= rowSize[rowHead]
+            rowHead += 1
+        }
+        if rowHead > 4096 && rowHead * 2 > rowLast.count {
+            rowLast.removeFirst(rowHead)
+            rowSize.removeFirst(rowHead)
+            rowHead = 0
+        }
+    }
+
+    /// Test hook: SQLite's length limit (the most bytes one value may
+    /// hold; 1e9 by default), to meet it without gigabytes.
+    @discardableResult
+    func setLengthLimit(_ bytes: Int32) -> Int32 { sqlite3_limit(db, SQLITE_LIMIT_LENGTH, bytes) }
 
     /// The log's rows as stored, oldest first: each one's revision and how
     /// many commits it holds (for tests of the row format).
@@ -565,9 +649,9 @@ public final class SQLiteStore: SplitSyncSink {
         // states table takes them first, then the new descriptor.
         try flushStates()
         let text = try descriptor.wireValue.jsonString()
-        try run("UPDATE states SET descriptor = ?2 WHERE name = ?1") { s in
-            s.bind(1, name)
-            s.bind(2, text)
+        try run("UPDATE states SET descriptor = ?2 WHERE name = ?1") { (s) throws(TetherError) in
+            try s.bind(1, name)
+            try s.bind(2, text)
         }
     }
 
@@ -582,16 +666,29 @@ public final class SQLiteStore: SplitSyncSink {
     public func commit() throws {
         guard inTransaction else { return }
         try insertPendingRows()
-        if unappliedCommits >= flushEvery { try flushStates() }
+        // Rows after `applied` cannot be pruned: past half the byte bound
+        // the states table is brought up to date early, so that the log
+        // can stay within it.
+        if unappliedCommits >= flushEvery || unappliedBytes > logBytes / 2 { try flushStates() }
         // The log keeps what a Watch may resume from, no more, and never
         // what the states table does not hold yet; deleted in batches (a
-        // delete per commit would rewrite the log's first page each time).
-        if lastRevision > UInt64(logCapacity) {
-            let oldest = min(lastRevision - UInt64(logCapacity), applied)
-            if oldest >= prunedThrough + UInt64(min(flushEvery, logCapacity)) {
-                try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: oldest)) }
-                prunedThrough = oldest
+        // delete per commit would rewrite the log's first page each time),
+        // at once when the rows pass `logBytes` (the newest row stays).
+        var oldest = lastRevision > UInt64(logCapacity) ? lastRevision - UInt64(logCapacity) : 0
+        let overBytes = logRowBytes > logBytes
+        if overBytes {
+            var bytes = logRowBytes, i = rowHead
+            while bytes > logBytes && i < rowLast.count - 1 {
+                bytes -= rowSize[i]
+                oldest = max(oldest, rowLast[i])
+                i += 1
             }
+        }
+        oldest = min(oldest, applied)
+        if oldest > prunedThrough && (overBytes || oldest >= prunedThrough + UInt64(min(flushEvery, logCapacity))) {
+            try run("DELETE FROM log WHERE revision <= ?1") { (s) throws(TetherError) in try s.bind(1, Int64(bitPattern: oldest)) }
+            prunedThrough = oldest
+            forgetRows(through: oldest)
         }
         try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
@@ -651,20 +748,21 @@ public final class SQLiteStore: SplitSyncSink {
             if let value = image.value {
                 let valueText = try SQLiteStore.encodeValue(value)
                 let descriptorText = try image.descriptor.wireValue.jsonString()
-                try run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { s in
-                    s.bind(1, image.name)
-                    s.bind(2, valueText)
-                    s.bind(3, Int64(bitPattern: image.modified))
-                    s.bind(4, descriptorText)
+                try run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { (s) throws(TetherError) in
+                    try s.bind(1, image.name)
+                    try s.bind(2, valueText)
+                    try s.bind(3, Int64(bitPattern: image.modified))
+                    try s.bind(4, descriptorText)
                 }
             } else {
-                try run("DELETE FROM states WHERE name = ?1") { $0.bind(1, image.name) }
+                try run("DELETE FROM states WHERE name = ?1") { (s) throws(TetherError) in try s.bind(1, image.name) }
             }
         }
-        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('applied', ?1)") { $0.bind(1, String(lastRevision)) }
+        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('applied', ?1)") { (s) throws(TetherError) in try s.bind(1, String(lastRevision)) }
         applied = lastRevision
         unapplied.removeAll(keepingCapacity: true)
         unappliedCommits = 0
+        unappliedBytes = 0
     }
 
     /// After a commit: a WAL past the threshold is copied back into the
@@ -701,11 +799,12 @@ public final class SQLiteStore: SplitSyncSink {
         // flushed above; a watch from there gets a resync, never a gap).
         var through = revision
         let last = Statement(raw: try prepared("SELECT MAX(revision) FROM log WHERE revision - COALESCE(commits, 1) + 1 <= ?1"))
-        last.bind(1, Int64(bitPattern: revision))
+        try last.bind(1, Int64(bitPattern: revision))
         if sqlite3_step(last.raw) == SQLITE_ROW && !last.isNull(0) { through = max(through, UInt64(bitPattern: last.int(0))) }
         sqlite3_reset(last.raw)
-        try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: through)) }
+        try run("DELETE FROM log WHERE revision <= ?1") { (s) throws(TetherError) in try s.bind(1, Int64(bitPattern: through)) }
         prunedThrough = max(prunedThrough, through)
+        forgetRows(through: through)
         try sync()
     }
 
@@ -847,23 +946,23 @@ public final class SQLiteStore: SplitSyncSink {
         let fresh = try SQLiteStore(directory: directory, durability: .full, logCapacity: Int.max)
         report.revision = max(contents.revision, atLeast)
         try fresh.begin()
-        try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { $0.bind(1, epoch) }
+        try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { (s) throws(TetherError) in try s.bind(1, epoch) }
         for image in contents.states {
             guard let value = image.value else { continue }
             let valueText = try SQLiteStore.encodeValue(value)
             let descriptorText = try image.descriptor.wireValue.jsonString()
-            try fresh.run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { s in
-                s.bind(1, image.name)
-                s.bind(2, valueText)
-                s.bind(3, Int64(bitPattern: min(image.modified, report.revision)))
-                s.bind(4, descriptorText)
+            try fresh.run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { (s) throws(TetherError) in
+                try s.bind(1, image.name)
+                try s.bind(2, valueText)
+                try s.bind(3, Int64(bitPattern: min(image.modified, report.revision)))
+                try s.bind(4, descriptorText)
             }
             report.states += 1
         }
         for key in ["revision", "applied"] {
-            try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)") { s in
-                s.bind(1, key)
-                s.bind(2, String(report.revision))
+            try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)") { (s) throws(TetherError) in
+                try s.bind(1, key)
+                try s.bind(2, String(report.revision))
             }
         }
         try fresh.run("COMMIT") { _ in }
@@ -1087,19 +1186,19 @@ public final class SQLiteStore: SplitSyncSink {
         return s
     }
 
-    private func run(_ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+    private func run(_ sql: String, _ bind: (Statement) throws(TetherError) -> Void) throws(TetherError) {
         try step(try prepared(sql), bind)
     }
 
     /// `run` with the statement kept in `cached` (prepared the first time).
-    private func run(_ cached: inout OpaquePointer?, _ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+    private func run(_ cached: inout OpaquePointer?, _ sql: String, _ bind: (Statement) throws(TetherError) -> Void) throws(TetherError) {
         if cached == nil { cached = try prepared(sql) }
         try step(cached!, bind)
     }
 
-    private func step(_ s: OpaquePointer, _ bind: (Statement) -> Void) throws(TetherError) {
+    private func step(_ s: OpaquePointer, _ bind: (Statement) throws(TetherError) -> Void) throws(TetherError) {
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
-        bind(Statement(raw: s))
+        try bind(Statement(raw: s))
         let rc = sqlite3_step(s)
         guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
             throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
@@ -1124,36 +1223,55 @@ public final class SQLiteStore: SplitSyncSink {
         let raw: OpaquePointer
         private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+        /// Every bind's result is checked (issue 36): a text past SQLite's
+        /// length limit (1e9 bytes) failed its bind, left the parameter
+        /// NULL, and the row went in without it.
+        private func check(_ rc: Int32, _ i: Int32, bytes: Int) throws(TetherError) {
+            guard rc != SQLITE_OK else { return }
+            throw TetherError(.loopFailure, "the store cannot take parameter \(i) of a row (\(bytes) bytes): \(String(cString: sqlite3_errstr(rc)))")
+        }
+
+        /// Text longer than SQLite takes, refused before an `Int32` of
+        /// its length could trap (2 GiB) or SQLite refuse it.
+        static func checkLength(_ count: Int, _ i: Int32) throws(TetherError) {
+            if count > Int(Int32.max) {
+                throw TetherError(.loopFailure, "the store cannot take parameter \(i) of a row: \(count) bytes is more than SQLite stores in one value")
+            }
+        }
+
         /// Bound with its length in bytes: a string may hold NUL (a tag
         /// "a\u0000b"), where a C string would end.
-        func bind(_ i: Int32, _ text: String?) {
-            guard var text else { sqlite3_bind_null(raw, i); return }
-            text.withUTF8 { bytes in
+        func bind(_ i: Int32, _ text: String?) throws(TetherError) {
+            guard var text else { try check(sqlite3_bind_null(raw, i), i, bytes: 0); return }
+            try Statement.checkLength(text.utf8.count, i)
+            let rc: Int32 = text.withUTF8 { bytes -> Int32 in
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
-                    sqlite3_bind_text(raw, i, "", 0, Statement.transient)
-                    return
+                    return sqlite3_bind_text(raw, i, "", 0, Statement.transient)
                 }
-                base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    _ = sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
                 }
             }
+            try check(rc, i, bytes: text.utf8.count)
         }
 
         /// UTF-8 text from bytes that SQLite does not copy: they must stay
         /// as they are until the statement is stepped (and not read after).
-        func bind(_ i: Int32, static text: UnsafeBufferPointer<UInt8>) {
+        func bind(_ i: Int32, static text: UnsafeBufferPointer<UInt8>) throws(TetherError) {
             guard let base = text.baseAddress, text.count > 0 else {
-                sqlite3_bind_text(raw, i, "", 0, Statement.transient)
+                try check(sqlite3_bind_text(raw, i, "", 0, Statement.transient), i, bytes: 0)
                 return
             }
-            base.withMemoryRebound(to: CChar.self, capacity: text.count) {
-                _ = sqlite3_bind_text(raw, i, $0, Int32(text.count), nil)  // nil: SQLITE_STATIC
+            try Statement.checkLength(text.count, i)
+            let rc = base.withMemoryRebound(to: CChar.self, capacity: text.count) {
+                sqlite3_bind_text(raw, i, $0, Int32(text.count), nil)  // nil: SQLITE_STATIC
             }
+            try check(rc, i, bytes: text.count)
         }
 
-        func bind(_ i: Int32, _ n: Int64?) {
-            guard let n else { sqlite3_bind_null(raw, i); return }
-            sqlite3_bind_int64(raw, i, n)
+        func bind(_ i: Int32, _ n: Int64?) throws(TetherError) {
+            guard let n else { try check(sqlite3_bind_null(raw, i), i, bytes: 0); return }
+            try check(sqlite3_bind_int64(raw, i, n), i, bytes: 8)
         }
 
         func text(_ i: Int32) -> String {
@@ -1162,6 +1280,9 @@ public final class SQLiteStore: SplitSyncSink {
         }
 
         func int(_ i: Int32) -> Int64 { sqlite3_column_int64(raw, i) }
+
+        /// The column's length in bytes, as text (0 for NULL).
+        func byteCount(_ i: Int32) -> Int { Int(sqlite3_column_bytes(raw, i)) }
 
         func isNull(_ i: Int32) -> Bool { sqlite3_column_type(raw, i) == SQLITE_NULL }
     }

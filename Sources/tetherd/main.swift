@@ -61,7 +61,7 @@ struct Tetherd: ParsableCommand {
     @Option(help: "Commits kept in memory for watches that resume (older ones resync).")
     var logCapacity: Int = 100_000
 
-    @Option(help: "Bytes of recent commits kept in memory for watches that resume or fall behind (older ones resync).")
+    @Option(help: "Bytes of recent commits kept for watches that resume or fall behind (older ones resync), in memory and in the store's log on disk, at run time and when a restart loads them.")
     var logBytes: Int = 64 << 20
 
     @Option(help: "States the daemon holds at most: a write that would create one more gets LimitExceeded (states). States restored from the store are kept even past it.")
@@ -160,7 +160,7 @@ struct Tetherd: ParsableCommand {
         }
         // Pipelined, the group commit's sync thread fsyncs the WAL while
         // the loop commits the next group into it.
-        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity,
+        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity, logBytes: logBytes,
                                      walSync: groupCommit == .pipelined ? .separate : .inCommit)
         let contents = try sqlite.load()
         var epoch: String
