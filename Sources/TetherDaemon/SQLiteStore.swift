@@ -800,8 +800,12 @@ public final class SQLiteStore: SplitSyncSink {
         var through = revision
         let last = Statement(raw: try prepared("SELECT MAX(revision) FROM log WHERE revision - COALESCE(commits, 1) + 1 <= ?1"))
         try last.bind(1, Int64(bitPattern: revision))
-        if sqlite3_step(last.raw) == SQLITE_ROW && !last.isNull(0) { through = max(through, UInt64(bitPattern: last.int(0))) }
+        let rc = sqlite3_step(last.raw)
+        if rc == SQLITE_ROW && !last.isNull(0) { through = max(through, UInt64(bitPattern: last.int(0))) }
         sqlite3_reset(last.raw)
+        guard rc == SQLITE_ROW || rc == SQLITE_DONE else {
+            throw TetherError(.loopFailure, "the store \(path): table log: \(String(cString: sqlite3_errstr(rc)))")
+        }
         try run("DELETE FROM log WHERE revision <= ?1") { (s) throws(TetherError) in try s.bind(1, Int64(bitPattern: through)) }
         prunedThrough = max(prunedThrough, through)
         forgetRows(through: through)

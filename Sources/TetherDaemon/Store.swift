@@ -101,7 +101,7 @@ public final class Store {
                 continue
             }
             insert(StateRecord(name: image.name, state: state, modified: image.modified, descriptor: image.descriptor,
-                               sizeBound: (try? Store.size(of: value)) ?? 0))
+                               sizeBound: (try? Store.size(of: value)) ?? limits.maxValue))
         }
         for commit in commits where commit.revision <= revision { log.append(commit) }
         for (name, reason) in bad where records[name] == nil { self.quarantined[name] = reason }
@@ -420,7 +420,7 @@ public final class Store {
         let state = try makeState(name, stored, descriptor)
         revision += 1
         insert(StateRecord(name: name, state: state, modified: revision, descriptor: descriptor,
-                           sizeBound: (try? Store.size(of: stored)) ?? 0))
+                           sizeBound: (try? Store.size(of: stored)) ?? limits.maxValue))
         try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil))
         return DeclareReply(revision: revision, created: true)
     }
@@ -572,21 +572,23 @@ public final class Store {
         guard sinkFailure == nil else { return }
         do {
             if let r = changed {
-                try sink.record(commit, state: StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
+                try sink.record(commit, state: StateImage(name: r.name, value: try r.value, modified: r.modified, descriptor: r.descriptor))
             } else if commit.changes.count == 1 {
-                try sink.record(commit, state: image(of: commit.changes[0].name, commit))  // no Set for one name
+                try sink.record(commit, state: try image(of: commit.changes[0].name, commit))  // no Set for one name
             } else {
                 var images: [StateImage] = []
                 var seen = Set<String>()
                 for change in commit.changes where seen.insert(change.name).inserted {
-                    images.append(image(of: change.name, commit))
+                    images.append(try image(of: change.name, commit))
                 }
                 try sink.record(commit, states: images)
             }
         } catch {
             // The state in memory is ahead of the store: the turn's group
             // is rolled back at its end (Service.groupFailed), in memory
-            // too, and its calls are answered StorageFull.
+            // too, and its calls are answered StorageFull. (So is a state
+            // whose value cannot be read for its image: it was written as
+            // removed, and the store then said it was gone.)
             sinkFailure = error
         }
     }
@@ -634,7 +636,7 @@ public final class Store {
             do {
                 let state = try makeState(name, value, image.descriptor)
                 let r = StateRecord(name: name, state: state, modified: image.modified, descriptor: image.descriptor,
-                                    sizeBound: (try? Store.size(of: value)) ?? 0)
+                                    sizeBound: (try? Store.size(of: value)) ?? limits.maxValue)
                 delete(name)
                 insert(r)
             } catch {
@@ -650,9 +652,9 @@ public final class Store {
     }
 
     /// A state as `commit` left it.
-    private func image(of name: String, _ commit: Commit) -> StateImage {
+    private func image(of name: String, _ commit: Commit) throws(TetherError) -> StateImage {
         if let r = records[name] {
-            return StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor)
+            return StateImage(name: r.name, value: try r.value, modified: r.modified, descriptor: r.descriptor)
         }
         return StateImage(name: name, value: nil, modified: commit.revision, descriptor: Descriptor())
     }
