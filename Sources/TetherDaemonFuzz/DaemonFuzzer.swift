@@ -52,12 +52,19 @@ public enum DaemonFuzzer {
     static let logCapacity = 64
     static let epoch = "fuzz"
     static let pathWatches: [String] = ["/0", "/a/1"]
+    /// Where the store reader's check writes an input that is an SQLite
+    /// file (`SQLiteStore.checkReaders`).
+    static let storeScratch: String = {
+        var template = Array("/tmp/tetherd-fuzz-store.XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) } ?? "/tmp"
+    }()
 
     /// Runs one input; returns the violations (empty when every invariant held).
     public static func run(_ input: UnsafeRawBufferPointer) -> [String] {
         var problems: [String] = []
         checkDecoder(input, &problems)
         FastPathCheck.run(input, &problems)
+        problems += SQLiteStore.checkReaders(input, scratch: storeScratch)
         var run = SessionRun()
         run.feed(input)
         run.finish()
