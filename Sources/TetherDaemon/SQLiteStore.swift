@@ -375,6 +375,11 @@ public final class SQLiteStore: SplitSyncSink {
             logRowBytes += size
             if revision > applied { unappliedBytes += size }
             do throws(TetherError) {
+                // Revisions start at 1; a damaged row's 0 or negative one
+                // would make the log's arithmetic wrap.
+                guard row.int(0) >= 1 else {
+                    throw TetherError(.badJSON, "revision \(row.int(0)) is not a commit's")
+                }
                 try readLogRow(row, revision)
             } catch {
                 // The log resumes watches only after it: no gap is ever
@@ -407,10 +412,10 @@ public final class SQLiteStore: SplitSyncSink {
         // a store whose log was emptied by hand; meta's revision (written
         // by stores before this one, and by restore) the rest.
         try reading("log") { () throws(TetherError) in try query("SELECT MAX(revision) FROM log") { (row) throws(TetherError) in
-            if !row.isNull(0) { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
+            if !row.isNull(0) && row.int(0) > 0 { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
         } }
         try reading("states") { () throws(TetherError) in try query("SELECT MAX(modified) FROM states") { (row) throws(TetherError) in
-            if !row.isNull(0) { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
+            if !row.isNull(0) && row.int(0) > 0 { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
         } }
         // The first commit the log holds (a group row's first is its
         // revision less its other commits). A damaged row may say 0 or

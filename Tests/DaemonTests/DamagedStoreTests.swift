@@ -185,4 +185,22 @@ final class DamagedStoreTests: XCTestCase {
         XCTAssertNotEqual(epoch(in: log), epoch(in: first.log))
         XCTAssertEqual(access(data + "/tether.db.damaged-" + (epoch(in: log) ?? ""), F_OK), 0, "the damaged store is kept aside")
     }
+
+    /// Issue 36: a log row at revision 0 made the start compute 0 - 1 in
+    /// UInt64 (the first revision the log holds, less one): a trap.
+    func testALogRowAtRevisionZeroDoesNotCrashTheStart() throws {
+        let data = try newDataDirectory()
+        var daemon = try DaemonFixture(dataDirectory: data)
+        XCTAssertNil(try Client(daemon).call("Set", #"{"name":"a","value":1}"#).error)
+        XCTAssertEqual(daemon.stop().status, 0)
+        try python("""
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute("INSERT INTO log(revision, changes) VALUES(0, '[]')")
+            db.commit()
+            """, [data + "/tether.db"])
+        daemon = try DaemonFixture(dataDirectory: data)
+        XCTAssertEqual(try Client(daemon).call("Get", #"{"name":"a"}"#).parameters["value"], .int(1))
+        XCTAssertEqual(daemon.stop().status, 0)
+    }
 }
