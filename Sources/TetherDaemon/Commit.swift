@@ -193,7 +193,7 @@ struct CommitLog {
     /// every commit after it is held.
     func oldestResumable(current: UInt64) -> UInt64 {
         guard count > 0 else { return current }
-        return commits[head]!.revision - 1
+        return max(commits[head]!.revision, 1) - 1  // 0 only from a damaged store: never a wrap
     }
 
     /// The commits after `revision`, oldest first; nil when some of them

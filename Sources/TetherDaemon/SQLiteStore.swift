@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import Synchronization
 import TetherCore
 import TetherWire
 
@@ -59,6 +60,9 @@ public final class SQLiteStore: SplitSyncSink {
         /// log the daemon keeps starts after the newest of them (a watch
         /// from before it gets a resync).
         public var unreadableLogRows: [(revision: UInt64, reason: String)] = []
+        /// `load(salvaging: true)`: what could not be read at all (a table
+        /// SQLite found damaged part way, the meta table), and why.
+        public var dropped: [String] = []
     }
 
     public let path: String
@@ -74,6 +78,20 @@ public final class SQLiteStore: SplitSyncSink {
     private var rowText = ByteWriter()
     private var inTransaction = false
     private let logCapacity: Int
+    /// Bytes of log rows (their changes and images text) kept on disk, and
+    /// of commits loaded into memory at start (`--log-bytes`, issue 30 §3):
+    /// the oldest rows are deleted as newer ones pass it, as the daemon's
+    /// in-memory log drops its oldest commits.
+    private let logBytes: Int
+    /// Each log row's (last) revision and bytes, oldest first, from
+    /// `rowHead` (the rows on disk, as far as this store wrote or read them).
+    private var rowLast: [UInt64] = []
+    private var rowSize: [Int] = []
+    private var rowHead = 0
+    /// Bytes of the rows from `rowHead`.
+    public private(set) var logRowBytes = 0
+    /// Bytes of the rows after `applied` (not prunable until a flush).
+    private var unappliedBytes = 0
     private var lastRevision: UInt64 = 0
     /// The revision up to which the `states` table is current.
     public private(set) var applied: UInt64 = 0
@@ -114,9 +132,10 @@ public final class SQLiteStore: SplitSyncSink {
     /// (~1.3 k instructions of a one-commit group's BEGIN and COMMIT,
     /// docs/daemon-performance.md). Off only where a test or the fuzzer
     /// reads the store through a second connection while it is open.
-    public init(directory: String, durability: Durability, logCapacity: Int,
+    public init(directory: String, durability: Durability, logCapacity: Int, logBytes: Int = Int.max,
                 checkpointPages: Int32 = 1000, flushEvery: Int = 256, exclusive: Bool = true,
                 walSync: WALSync = .inCommit) throws(TetherError) {
+        self.logBytes = max(1, logBytes)
         path = directory + "/tether.db"
         syncsWALItself = durability == .full && walSync == .separate
         self.flushEvery = max(1, flushEvery)
@@ -183,23 +202,107 @@ public final class SQLiteStore: SplitSyncSink {
         if walFD >= 0 { Glibc.close(walFD) }
     }
 
+    // MARK: The marker (StoreMarker, in DataDirectory.swift)
+
+    /// The newest revision COMMITted (loop thread), for `makeDurable` on
+    /// the sync thread: what it syncs covers every commit before it read it.
+    private let committedRevision = Atomic<UInt64>(0)
+    /// Set once the daemon has chosen its epoch (`keepMarker`): from then
+    /// on the marker follows the revisions made durable.
+    private var markerEpoch: String?
+    private var markerDirectory = ""
+    /// Only the thread making groups durable touches these (one at a time:
+    /// SplitSyncSink's contract), or the loop when the commit is durable
+    /// by itself.
+    private var markedRevision: UInt64 = 0
+    private var markedAt: UInt64 = 0
+    /// Nanoseconds between two updates of the marker while commits are
+    /// made (each costs two fsyncs, off the loop when pipelined). 0: after
+    /// every group (tests).
+    private var markerInterval: UInt64 = 1_000_000_000
+
+    /// Writes the marker (epoch, `revision`) now and keeps it following
+    /// the revisions made durable, at most once per `interval` seconds.
+    /// A marker that cannot be written (a full disk) is no reason not to
+    /// start: the error is returned for the log, and the next update
+    /// tries again (the old marker stays whole meanwhile).
+    @discardableResult
+    public func keepMarker(in directory: String, epoch: String, revision: UInt64, interval: Double = 1) -> TetherError? {
+        markerDirectory = directory
+        markerEpoch = epoch
+        markerInterval = UInt64(max(0, interval) * 1e9)
+        committedRevision.store(lastRevision, ordering: .releasing)
+        markedAt = SQLiteStore.monotonicNow()
+        do {
+            try StoreMarker(epoch: epoch, revision: revision).write(in: directory)
+            markedRevision = revision
+            return nil
+        } catch {
+            markedAt = 0
+            return error
+        }
+    }
+
+    /// At a clean stop, once every group is durable (the committer closed):
+    /// the marker holds the last revision.
+    public func updateMarker() throws(TetherError) {
+        guard let markerEpoch, lastRevision != markedRevision else { return }
+        try StoreMarker(epoch: markerEpoch, revision: lastRevision).write(in: markerDirectory)
+        markedRevision = lastRevision
+    }
+
+    /// Every commit up to `revision` is durable: the marker says so when
+    /// its interval has passed. A marker that cannot be written is said on
+    /// stderr, never a reason to fail the group (it only makes the check
+    /// at the next start weaker).
+    private func madeDurable(through revision: UInt64) {
+        guard let markerEpoch, revision > markedRevision else { return }
+        let now = SQLiteStore.monotonicNow()
+        guard now &- markedAt >= markerInterval else { return }
+        markedAt = now
+        do {
+            try StoreMarker(epoch: markerEpoch, revision: revision).write(in: markerDirectory)
+            markedRevision = revision
+        } catch {
+            fputs("tetherd: cannot update the store's marker: \(error.message)\n", stderr)
+        }
+    }
+
+    static func monotonicNow() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
     // MARK: Opening
 
     /// Everything the store holds (the daemon restores from it): the
     /// `states` table, with the images of the log rows after `applied`
     /// replayed onto it.
-    public func load() throws(TetherError) -> Contents {
+    public func load(salvaging: Bool = false) throws(TetherError) -> Contents {
         var contents = Contents()
         var appliedText: String?
-        try query("SELECT key, value FROM meta") { (row) throws(TetherError) in
+        /// A table SQLite cannot read (damaged pages) fails the load with
+        /// an error naming it; salvaging, what it read before the damage is
+        /// kept and the rest listed in `dropped`.
+        func reading(_ table: String, _ body: () throws(TetherError) -> Void) throws(TetherError) {
+            do {
+                try body()
+            } catch {
+                let why = "table \(table): \(error.message)"
+                guard salvaging else { throw TetherError(error.code, "the store \(path) cannot be read: \(why) (tetherd --salvage keeps what is readable, under a new epoch)") }
+                contents.dropped.append(why)
+            }
+        }
+        try reading("meta") { () throws(TetherError) in try query("SELECT key, value FROM meta") { (row) throws(TetherError) in
             switch row.text(0) {
             case "epoch": contents.epoch = row.text(1)
             case "revision": contents.revision = UInt64(row.text(1)) ?? 0
             case "applied": appliedText = row.text(1)
             default: break
             }
-        }
-        try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
+        } }
+        try reading("states") { () throws(TetherError) in try query("SELECT name, value, modified, descriptor FROM states ORDER BY name") { (row) throws(TetherError) in
             let name = row.text(0)
             do throws(TetherError) {
                 contents.states.append(StateImage(name: name, value: try SQLiteStore.decodeValue(row.text(1), name: name),
@@ -209,10 +312,35 @@ public final class SQLiteStore: SplitSyncSink {
                 // One bad row never keeps the store from opening.
                 contents.quarantined.append((name, "table states, state '\(name)': \(error.message)"))
             }
-        }
+        } }
         // No `applied`: the states table was never flushed, so every image
         // is newer than it (a store made before images has none to replay).
         let applied = appliedText.flatMap { UInt64($0) } ?? 0
+        rowLast.removeAll()
+        rowSize.removeAll()
+        rowHead = 0
+        logRowBytes = 0
+        unappliedBytes = 0
+        // The commits kept for watches are the newest within the log's
+        // bounds (count and bytes), as the daemon's log would keep them:
+        // the older ones are released as soon as newer ones pass the
+        // bound (a restart over 1,000 commits of 1.5 MB held them all).
+        var logHead = 0
+        var keptBytes = 0
+        func keep(_ commit: Commit) {
+            contents.log.append(commit)
+            keptBytes += commit.approximateBytes
+            while contents.log.count - logHead > 1
+                    && (keptBytes > logBytes || contents.log.count - logHead > logCapacity) {
+                keptBytes -= contents.log[logHead].approximateBytes
+                contents.log[logHead] = Commit(revision: 0, changes: [], tag: nil, origin: nil)  // its values go now
+                logHead += 1
+            }
+            if logHead > 1024 && logHead * 2 > contents.log.count {
+                contents.log.removeFirst(logHead)
+                logHead = 0
+            }
+        }
         var replayed: [String: StateImage] = [:]
         var newestReplayed: UInt64 = 0
         func readLogRow(_ row: Statement, _ revision: UInt64) throws(TetherError) {
@@ -220,7 +348,7 @@ public final class SQLiteStore: SplitSyncSink {
                 // A group row: its commits, untagged and consecutive, end at `revision`.
                 for (commit, images) in try SQLiteStore.decodeGroup(changes: row.text(3), images: row.text(4),
                                                                    commits: row.int(5), last: revision) {
-                    contents.log.append(commit)
+                    keep(commit)
                     if commit.revision > applied {
                         for image in images { replayed[image.name] = image }
                         newestReplayed = commit.revision
@@ -228,27 +356,41 @@ public final class SQLiteStore: SplitSyncSink {
                 }
                 return
             }
-            contents.log.append(Commit(revision: revision, changes: try SQLiteStore.decodeChanges(row.text(3), revision: revision),
-                                       tag: row.isNull(1) ? nil : row.text(1),
-                                       origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2))))
+            let commit = Commit(revision: revision, changes: try SQLiteStore.decodeChanges(row.text(3), revision: revision),
+                                tag: row.isNull(1) ? nil : row.text(1),
+                                origin: row.isNull(2) ? nil : UInt64(bitPattern: row.int(2)))
+            keep(commit)
             if revision > applied && !row.isNull(4) {
-                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4), maxDepth: SQLiteStore.rowDepth), of: contents.log[contents.log.count - 1]) {
+                for image in try SQLiteStore.decodeImages(try Value(json: row.text(4), maxDepth: SQLiteStore.rowDepth), of: commit) {
                     replayed[image.name] = image
                 }
                 newestReplayed = revision
             }
         }
-        try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
+        try reading("log") { () throws(TetherError) in try query("SELECT revision, tag, origin, changes, images, commits FROM log ORDER BY revision") { (row) throws(TetherError) in
             let revision = UInt64(bitPattern: row.int(0))
+            let size = row.byteCount(3) + row.byteCount(4)
+            rowLast.append(revision)
+            rowSize.append(size)
+            logRowBytes += size
+            if revision > applied { unappliedBytes += size }
             do throws(TetherError) {
+                // Revisions start at 1; a damaged row's 0 or negative one
+                // would make the log's arithmetic wrap.
+                guard row.int(0) >= 1 else {
+                    throw TetherError(.badJSON, "revision \(row.int(0)) is not a commit's")
+                }
                 try readLogRow(row, revision)
             } catch {
                 // The log resumes watches only after it: no gap is ever
                 // replayed as if it were whole.
                 contents.unreadableLogRows.append((revision, "table log, revision \(revision): \(error.message)"))
                 contents.log.removeAll()
+                logHead = 0
+                keptBytes = 0
             }
-        }
+        } }
+        if logHead > 0 { contents.log.removeFirst(logHead) }
         if !replayed.isEmpty {
             // A newer image replaces a row that could not be read.
             contents.quarantined.removeAll { replayed[$0.name] != nil }
@@ -269,14 +411,22 @@ public final class SQLiteStore: SplitSyncSink {
         // The newest commit is always in the log; states' modified covers
         // a store whose log was emptied by hand; meta's revision (written
         // by stores before this one, and by restore) the rest.
-        try query("SELECT MAX(m) FROM (SELECT MAX(revision) AS m FROM log UNION ALL SELECT MAX(modified) FROM states)") { (row) throws(TetherError) in
-            if !row.isNull(0) { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
-        }
+        try reading("log") { () throws(TetherError) in try query("SELECT MAX(revision) FROM log") { (row) throws(TetherError) in
+            if !row.isNull(0) && row.int(0) > 0 { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
+        } }
+        try reading("states") { () throws(TetherError) in try query("SELECT MAX(modified) FROM states") { (row) throws(TetherError) in
+            if !row.isNull(0) && row.int(0) > 0 { contents.revision = max(contents.revision, UInt64(bitPattern: row.int(0))) }
+        } }
         // The first commit the log holds (a group row's first is its
-        // revision less its other commits).
-        try query("SELECT MIN(revision - COALESCE(commits, 1) + 1) FROM log") { (row) throws(TetherError) in
-            prunedThrough = row.isNull(0) ? contents.revision : UInt64(bitPattern: row.int(0)) - 1
-        }
+        // revision less its other commits). A damaged row may say 0 or
+        // less, or more than the revision: clamped, never a trap.
+        prunedThrough = contents.revision
+        try reading("log") { () throws(TetherError) in try query("SELECT MIN(revision - COALESCE(commits, 1) + 1) FROM log") { (row) throws(TetherError) in
+            if !row.isNull(0) {
+                let first = row.int(0)
+                prunedThrough = first <= 0 ? 0 : min(UInt64(first) - 1, contents.revision)
+            }
+        } }
         lastRevision = contents.revision
         // What was replayed goes to the states table with the next flush.
         self.applied = applied
@@ -288,7 +438,7 @@ public final class SQLiteStore: SplitSyncSink {
     /// Records the epoch of a new store (before anything else).
     public func start(epoch: String) throws(TetherError) {
         try begin()
-        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { $0.bind(1, epoch) }
+        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { (s) throws(TetherError) in try s.bind(1, epoch) }
         try run("COMMIT") { _ in }
         inTransaction = false
     }
@@ -366,15 +516,15 @@ public final class SQLiteStore: SplitSyncSink {
             for i in 0..<k {
                 let row = pendingRows[done + i]
                 var column = perRow * Int32(i) + 1
-                s.bind(column, Int64(bitPattern: row.revision))
+                try s.bind(column, Int64(bitPattern: row.revision))
                 if tagged {
-                    s.bind(column + 1, row.tag)
-                    s.bind(column + 2, row.origin.map { Int64(bitPattern: $0) })
+                    try s.bind(column + 1, row.tag)
+                    try s.bind(column + 2, row.origin.map { Int64(bitPattern: $0) })
                     column += 2
                 }
                 // Bound without a copy: the step reads them before rowText changes.
-                s.bind(column + 1, static: rowText.bytes(row.start, row.changesEnd))
-                s.bind(column + 2, static: rowText.bytes(row.changesEnd, row.end))
+                try s.bind(column + 1, static: rowText.bytes(row.start, row.changesEnd))
+                try s.bind(column + 2, static: rowText.bytes(row.changesEnd, row.end))
             }
             let rc = sqlite3_step(s.raw)
             // No sqlite3_clear_bindings: every parameter is bound again before the next step.
@@ -382,6 +532,7 @@ public final class SQLiteStore: SplitSyncSink {
             guard rc == SQLITE_DONE else {
                 throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
             }
+            for i in done..<(done + k) { noteRow(pendingRows[i].revision, pendingRows[i].end - pendingRows[i].start) }
             done += k
         }
         pendingRows.removeAll(keepingCapacity: true)
@@ -399,10 +550,17 @@ public final class SQLiteStore: SplitSyncSink {
     private func insertGroupRow() throws(TetherError) -> Bool {
         let k = pendingRows.count
         guard k > 1 else { return false }
+        var changesBytes = k + 1, imagesBytes = k + 1
         for i in 0..<k {
             guard pendingRows[i].tag == nil, pendingRows[i].origin == nil,
                   i == 0 || pendingRows[i].revision == pendingRows[i - 1].revision &+ 1 else { return false }
+            changesBytes += pendingRows[i].changesEnd - pendingRows[i].start
+            imagesBytes += pendingRows[i].end - pendingRows[i].changesEnd
         }
+        // A group row never passes what SQLite stores in one value (its
+        // length limit, 1e9 bytes by default: a bind past it failed and
+        // left NULL, issue 36): the group is split, a row per commit.
+        if max(changesBytes, imagesBytes) > Int(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1)) { return false }
         groupChanges.removeAll()
         groupImages.removeAll()
         groupChanges.append(UInt8(ascii: "["))
@@ -419,17 +577,44 @@ public final class SQLiteStore: SplitSyncSink {
         groupChanges.append(UInt8(ascii: "]"))
         groupImages.append(UInt8(ascii: "]"))
         let last = pendingRows[k - 1].revision
-        try run(&groupInsert, "INSERT INTO log(revision, changes, images, commits) VALUES (?1, ?2, ?3, ?4)") { s in
-            s.bind(1, Int64(bitPattern: last))
+        try run(&groupInsert, "INSERT INTO log(revision, changes, images, commits) VALUES (?1, ?2, ?3, ?4)") { (s) throws(TetherError) in
+            try s.bind(1, Int64(bitPattern: last))
             // Bound without a copy: the step reads them before they change.
-            s.bind(2, static: groupChanges.bytes(0, groupChanges.count))
-            s.bind(3, static: groupImages.bytes(0, groupImages.count))
-            s.bind(4, Int64(k))
+            try s.bind(2, static: groupChanges.bytes(0, groupChanges.count))
+            try s.bind(3, static: groupImages.bytes(0, groupImages.count))
+            try s.bind(4, Int64(k))
         }
+        noteRow(last, groupChanges.count + groupImages.count)
         pendingRows.removeAll(keepingCapacity: true)
         rowText.removeAll()
         return true
     }
+
+    /// A log row went in: counted against `logBytes`.
+    private func noteRow(_ revision: UInt64, _ bytes: Int) {
+        rowLast.append(revision)
+        rowSize.append(bytes)
+        logRowBytes += bytes
+        unappliedBytes += bytes
+    }
+
+    /// The rows through `revision` were deleted.
+    private func forgetRows(through revision: UInt64) {
+        while rowHead < rowLast.count && rowLast[rowHead] <= revision {
+            logRowBytes -= rowSize[rowHead]
+            rowHead += 1
+        }
+        if rowHead > 4096 && rowHead * 2 > rowLast.count {
+            rowLast.removeFirst(rowHead)
+            rowSize.removeFirst(rowHead)
+            rowHead = 0
+        }
+    }
+
+    /// Test hook: SQLite's length limit (the most bytes one value may
+    /// hold; 1e9 by default), to meet it without gigabytes.
+    @discardableResult
+    func setLengthLimit(_ bytes: Int32) -> Int32 { sqlite3_limit(db, SQLITE_LIMIT_LENGTH, bytes) }
 
     /// The log's rows as stored, oldest first: each one's revision and how
     /// many commits it holds (for tests of the row format).
@@ -469,9 +654,9 @@ public final class SQLiteStore: SplitSyncSink {
         // states table takes them first, then the new descriptor.
         try flushStates()
         let text = try descriptor.wireValue.jsonString()
-        try run("UPDATE states SET descriptor = ?2 WHERE name = ?1") { s in
-            s.bind(1, name)
-            s.bind(2, text)
+        try run("UPDATE states SET descriptor = ?2 WHERE name = ?1") { (s) throws(TetherError) in
+            try s.bind(1, name)
+            try s.bind(2, text)
         }
     }
 
@@ -486,19 +671,37 @@ public final class SQLiteStore: SplitSyncSink {
     public func commit() throws {
         guard inTransaction else { return }
         try insertPendingRows()
-        if unappliedCommits >= flushEvery { try flushStates() }
+        // Rows after `applied` cannot be pruned: past half the byte bound
+        // the states table is brought up to date early, so that the log
+        // can stay within it.
+        if unappliedCommits >= flushEvery || unappliedBytes > logBytes / 2 { try flushStates() }
         // The log keeps what a Watch may resume from, no more, and never
         // what the states table does not hold yet; deleted in batches (a
-        // delete per commit would rewrite the log's first page each time).
-        if lastRevision > UInt64(logCapacity) {
-            let oldest = min(lastRevision - UInt64(logCapacity), applied)
-            if oldest >= prunedThrough + UInt64(min(flushEvery, logCapacity)) {
-                try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: oldest)) }
-                prunedThrough = oldest
+        // delete per commit would rewrite the log's first page each time),
+        // at once when the rows pass `logBytes` (the newest row stays).
+        var oldest = lastRevision > UInt64(logCapacity) ? lastRevision - UInt64(logCapacity) : 0
+        let overBytes = logRowBytes > logBytes
+        if overBytes {
+            var bytes = logRowBytes, i = rowHead
+            while bytes > logBytes && i < rowLast.count - 1 {
+                bytes -= rowSize[i]
+                oldest = max(oldest, rowLast[i])
+                i += 1
             }
+        }
+        oldest = min(oldest, applied)
+        if oldest > prunedThrough && (overBytes || oldest >= prunedThrough + UInt64(min(flushEvery, logCapacity))) {
+            try run("DELETE FROM log WHERE revision <= ?1") { (s) throws(TetherError) in try s.bind(1, Int64(bitPattern: oldest)) }
+            prunedThrough = oldest
+            forgetRows(through: oldest)
         }
         try run(&commitStatement, "COMMIT") { _ in }
         inTransaction = false
+        if syncsWALItself {
+            committedRevision.store(lastRevision, ordering: .releasing)
+        } else {
+            madeDurable(through: lastRevision)  // as durable as this store makes it
+        }
         // The group is committed: nothing after this may fail it (a
         // failed checkpoint is tried again after the next commit).
         do {
@@ -518,11 +721,13 @@ public final class SQLiteStore: SplitSyncSink {
     public func makeDurable() throws {
         guard syncsWALItself else { return }
         if let walReplaced { throw walReplaced }
+        let covered = committedRevision.load(ordering: .acquiring)
         while fdatasync(walFD) != 0 {
             guard errno == EINTR else {
                 throw TetherError(.loopFailure, "cannot sync \(path)-wal: \(String(cString: strerror(errno)))")
             }
         }
+        madeDurable(through: covered)
     }
 
     private func openWAL() throws(TetherError) {
@@ -548,20 +753,21 @@ public final class SQLiteStore: SplitSyncSink {
             if let value = image.value {
                 let valueText = try SQLiteStore.encodeValue(value)
                 let descriptorText = try image.descriptor.wireValue.jsonString()
-                try run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { s in
-                    s.bind(1, image.name)
-                    s.bind(2, valueText)
-                    s.bind(3, Int64(bitPattern: image.modified))
-                    s.bind(4, descriptorText)
+                try run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { (s) throws(TetherError) in
+                    try s.bind(1, image.name)
+                    try s.bind(2, valueText)
+                    try s.bind(3, Int64(bitPattern: image.modified))
+                    try s.bind(4, descriptorText)
                 }
             } else {
-                try run("DELETE FROM states WHERE name = ?1") { $0.bind(1, image.name) }
+                try run("DELETE FROM states WHERE name = ?1") { (s) throws(TetherError) in try s.bind(1, image.name) }
             }
         }
-        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('applied', ?1)") { $0.bind(1, String(lastRevision)) }
+        try run("INSERT OR REPLACE INTO meta(key, value) VALUES('applied', ?1)") { (s) throws(TetherError) in try s.bind(1, String(lastRevision)) }
         applied = lastRevision
         unapplied.removeAll(keepingCapacity: true)
         unappliedCommits = 0
+        unappliedBytes = 0
     }
 
     /// After a commit: a WAL past the threshold is copied back into the
@@ -598,11 +804,16 @@ public final class SQLiteStore: SplitSyncSink {
         // flushed above; a watch from there gets a resync, never a gap).
         var through = revision
         let last = Statement(raw: try prepared("SELECT MAX(revision) FROM log WHERE revision - COALESCE(commits, 1) + 1 <= ?1"))
-        last.bind(1, Int64(bitPattern: revision))
-        if sqlite3_step(last.raw) == SQLITE_ROW && !last.isNull(0) { through = max(through, UInt64(bitPattern: last.int(0))) }
+        try last.bind(1, Int64(bitPattern: revision))
+        let rc = sqlite3_step(last.raw)
+        if rc == SQLITE_ROW && !last.isNull(0) { through = max(through, UInt64(bitPattern: last.int(0))) }
         sqlite3_reset(last.raw)
-        try run("DELETE FROM log WHERE revision <= ?1") { $0.bind(1, Int64(bitPattern: through)) }
+        guard rc == SQLITE_ROW || rc == SQLITE_DONE else {
+            throw TetherError(.loopFailure, "the store \(path): table log: \(String(cString: sqlite3_errstr(rc)))")
+        }
+        try run("DELETE FROM log WHERE revision <= ?1") { (s) throws(TetherError) in try s.bind(1, Int64(bitPattern: through)) }
         prunedThrough = max(prunedThrough, through)
+        forgetRows(through: through)
         try sync()
     }
 
@@ -694,6 +905,164 @@ public final class SQLiteStore: SplitSyncSink {
         try store.start(epoch: epoch)
     }
 
+    // MARK: Salvage
+
+    /// What `salvage` kept and dropped.
+    public struct SalvageReport {
+        public var states = 0
+        public var revision: UInt64 = 0
+        /// What could not be read, each with where (table, state or
+        /// revision) and why.
+        public var dropped: [String] = []
+        /// Where the damaged files went (`tether.db.damaged-EPOCH`).
+        public var movedTo: String?
+    }
+
+    /// `tetherd --salvage`: reads what is readable of the store in
+    /// `directory` (each states row on its own, the log rows after the
+    /// states table replayed onto it, a damaged table up to its damage),
+    /// moves the damaged files aside (`tether.db.damaged-EPOCH`, with its
+    /// -wal and -shm), and writes a new store holding the states read,
+    /// under `epoch` (a new one: clients resync), its revision the highest
+    /// found or `atLeast` (the marker's), whichever is higher, so that
+    /// revisions go on rising. Its log starts empty.
+    public static func salvage(directory: String, epoch: String, atLeast: UInt64) throws(TetherError) -> SalvageReport {
+        var report = SalvageReport()
+        var contents = Contents()
+        let path = directory + "/tether.db"
+        var st = stat()
+        if stat(path, &st) == 0 {
+            do {
+                // Closed at the end of this block (its WAL checkpointed).
+                let old = try SQLiteStore(directory: directory, durability: .full, logCapacity: Int.max)
+                contents = try old.load(salvaging: true)
+            } catch {
+                report.dropped.append("the whole store: \(error.message)")
+            }
+        } else {
+            report.dropped.append("the whole store: \(path) does not exist")
+        }
+        for (name, reason) in contents.quarantined { report.dropped.append("state '\(name)': \(reason)") }
+        for (revision, reason) in contents.unreadableLogRows { report.dropped.append("log revision \(revision): \(reason)") }
+        report.dropped += contents.dropped
+        let aside = path + ".damaged-" + epoch
+        for suffix in ["", "-wal", "-shm"] where stat(path + suffix, &st) == 0 {
+            guard rename(path + suffix, aside + suffix) == 0 else {
+                throw TetherError(.loopFailure, "cannot move \(path + suffix) aside to \(aside + suffix): \(String(cString: strerror(errno)))")
+            }
+            report.movedTo = aside
+        }
+        let fresh = try SQLiteStore(directory: directory, durability: .full, logCapacity: Int.max)
+        report.revision = max(contents.revision, atLeast)
+        try fresh.begin()
+        try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES('epoch', ?1)") { (s) throws(TetherError) in try s.bind(1, epoch) }
+        for image in contents.states {
+            guard let value = image.value else { continue }
+            let valueText = try SQLiteStore.encodeValue(value)
+            let descriptorText = try image.descriptor.wireValue.jsonString()
+            try fresh.run("INSERT OR REPLACE INTO states(name, value, modified, descriptor) VALUES(?1, ?2, ?3, ?4)") { (s) throws(TetherError) in
+                try s.bind(1, image.name)
+                try s.bind(2, valueText)
+                try s.bind(3, Int64(bitPattern: min(image.modified, report.revision)))
+                try s.bind(4, descriptorText)
+            }
+            report.states += 1
+        }
+        for key in ["revision", "applied"] {
+            try fresh.run("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)") { (s) throws(TetherError) in
+                try s.bind(1, key)
+                try s.bind(2, String(report.revision))
+            }
+        }
+        try fresh.run("COMMIT") { _ in }
+        fresh.inTransaction = false
+        return report
+    }
+
+    // MARK: The readers under the fuzzer
+
+    /// The store's readers on arbitrary bytes (`make fuzz`, issue 30): the
+    /// input read as each kind of text a row holds, and, when it is an
+    /// SQLite file, opened as a store. Nothing may trap; a reading either
+    /// succeeds or is a TetherError. Returns the violations of what must
+    /// hold besides:
+    /// - a states row's value that reads re-encodes to text that reads
+    ///   back to the same value;
+    /// - a group row (the input cut at its first NUL: changes, images)
+    ///   reads as exactly `commits` consecutive commits ending at `last`,
+    ///   for a few counts and last revisions, including damaged ones;
+    /// - a file that opens as a store loads, and salvages: the salvaged
+    ///   store loads with nothing quarantined or dropped and as many
+    ///   states as the salvage kept, at no lower revision than it found.
+    /// `scratch`: a directory the store check may use (emptied each time).
+    public static func checkReaders(_ input: UnsafeRawBufferPointer, scratch: String) -> [String] {
+        var problems: [String] = []
+        let text = String(decoding: input, as: UTF8.self)
+        if let value = try? decodeValue(text, name: "fuzz") {
+            do {
+                let again = try decodeValue(try encodeValue(value), name: "fuzz")
+                if again != value { problems.append("store reader: a states row's value does not read back the same after encoding: \(text.prefix(200).debugDescription)") }
+            } catch {
+                problems.append("store reader: a value read from a states row cannot be written back: \(error.message)")
+            }
+        }
+        _ = try? decodeChanges(text, revision: 7)
+        _ = try? decodeDescriptor(text, name: "fuzz")
+        if let list = try? Value(json: text, maxDepth: rowDepth) {
+            _ = try? decodeImages(list, of: Commit(revision: 7, changes: [Change(name: "a", write: .set(.int(1)))], tag: nil, origin: nil))
+        }
+        let cut = input.firstIndex(of: 0) ?? input.count
+        let changes = String(decoding: UnsafeRawBufferPointer(rebasing: input[..<cut]), as: UTF8.self)
+        let images = cut < input.count ? String(decoding: UnsafeRawBufferPointer(rebasing: input[(cut + 1)...]), as: UTF8.self) : "[]"
+        for (commits, last) in [(Int64(2), UInt64(2)), (2, 1), (3, 100), (-1, 5), (0, 0), (0, UInt64.max), (1, 0), (Int64.max, UInt64.max), (Int64.min, 3)] {
+            guard let group = try? decodeGroup(changes: changes, images: images, commits: commits, last: last) else { continue }
+            let revisions = group.map { $0.0.revision }
+            if Int64(revisions.count) != commits || revisions.last != last
+                || zip(revisions, revisions.dropFirst()).contains(where: { $1 != $0 + 1 }) {
+                problems.append("store reader: a group row of \(commits) commits ending at \(last) read as revisions \(revisions.prefix(8))")
+            }
+        }
+        if input.starts(with: Array("SQLite format 3\0".utf8)) {
+            checkStoreFile(input, scratch: scratch, &problems)
+        }
+        return problems
+    }
+
+    private static func checkStoreFile(_ input: UnsafeRawBufferPointer, scratch: String, _ problems: inout [String]) {
+        for name in ["tether.db", "tether.db-wal", "tether.db-shm", "tether.db-journal"] { unlink(scratch + "/" + name) }
+        if let dir = opendir(scratch) {  // the salvages' damaged copies
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name.hasPrefix("tether.db") { unlink(scratch + "/" + name) }
+            }
+            closedir(dir)
+        }
+        let fd = open(scratch + "/tether.db", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        _ = write(fd, input.baseAddress, input.count)
+        close(fd)
+        var found: UInt64 = 0
+        do {
+            let store = try SQLiteStore(directory: scratch, durability: .normal, logCapacity: 64, logBytes: 1 << 16, exclusive: false)
+            if let contents = try? store.load() { found = contents.revision }
+            _ = try? store.load(salvaging: true)
+        } catch {
+            // Not a store SQLite can open: refused, as it should be.
+        }
+        do {
+            let report = try salvage(directory: scratch, epoch: "fuzz", atLeast: 0)
+            let contents = try SQLiteStore(directory: scratch, durability: .normal, logCapacity: 64).load()
+            if !contents.quarantined.isEmpty || !contents.unreadableLogRows.isEmpty || !contents.dropped.isEmpty {
+                problems.append("store reader: a salvaged store does not read whole: \(contents.quarantined.prefix(3)) \(contents.unreadableLogRows.prefix(3)) \(contents.dropped.prefix(3))")
+            }
+            if contents.states.count != report.states || contents.epoch != "fuzz" || contents.revision < max(report.revision, found) {
+                problems.append("store reader: a salvaged store holds \(contents.states.count) states at revision \(contents.revision), epoch \(contents.epoch ?? "none"); the salvage kept \(report.states) at \(report.revision) (found \(found))")
+            }
+        } catch {
+            problems.append("store reader: salvage failed: \(error.message)")
+        }
+    }
+
     // MARK: Values as text
 
     /// How deeply a row's text may nest: a state's value (at most
@@ -741,7 +1110,7 @@ public final class SQLiteStore: SplitSyncSink {
     /// A group row's commits and, for each, its images (`insertGroupRow`).
     static func decodeGroup(changes: String, images: String, commits: Int64,
                             last: UInt64) throws(TetherError) -> [(Commit, [StateImage])] {
-        guard case .array(let changeLists) = try Value(json: changes, maxDepth: SQLiteStore.rowDepth),
+        guard commits >= 1, case .array(let changeLists) = try Value(json: changes, maxDepth: SQLiteStore.rowDepth),
               case .array(let imageLists) = try Value(json: images, maxDepth: SQLiteStore.rowDepth),
               changeLists.count == Int(commits), imageLists.count == Int(commits), UInt64(commits) <= last else {
             throw TetherError(.badJSON, "the store's log entry \(last) is a malformed group of \(commits) commits")
@@ -910,19 +1279,19 @@ public final class SQLiteStore: SplitSyncSink {
         return s
     }
 
-    private func run(_ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+    private func run(_ sql: String, _ bind: (Statement) throws(TetherError) -> Void) throws(TetherError) {
         try step(try prepared(sql), bind)
     }
 
     /// `run` with the statement kept in `cached` (prepared the first time).
-    private func run(_ cached: inout OpaquePointer?, _ sql: String, _ bind: (Statement) -> Void) throws(TetherError) {
+    private func run(_ cached: inout OpaquePointer?, _ sql: String, _ bind: (Statement) throws(TetherError) -> Void) throws(TetherError) {
         if cached == nil { cached = try prepared(sql) }
         try step(cached!, bind)
     }
 
-    private func step(_ s: OpaquePointer, _ bind: (Statement) -> Void) throws(TetherError) {
+    private func step(_ s: OpaquePointer, _ bind: (Statement) throws(TetherError) -> Void) throws(TetherError) {
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
-        bind(Statement(raw: s))
+        try bind(Statement(raw: s))
         let rc = sqlite3_step(s)
         guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
             throw TetherError(.loopFailure, "the store \(path): \(String(cString: sqlite3_errmsg(db)))")
@@ -947,36 +1316,55 @@ public final class SQLiteStore: SplitSyncSink {
         let raw: OpaquePointer
         private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+        /// Every bind's result is checked (issue 36): a text past SQLite's
+        /// length limit (1e9 bytes) failed its bind, left the parameter
+        /// NULL, and the row went in without it.
+        private func check(_ rc: Int32, _ i: Int32, bytes: Int) throws(TetherError) {
+            guard rc != SQLITE_OK else { return }
+            throw TetherError(.loopFailure, "the store cannot take parameter \(i) of a row (\(bytes) bytes): \(String(cString: sqlite3_errstr(rc)))")
+        }
+
+        /// Text longer than SQLite takes, refused before an `Int32` of
+        /// its length could trap (2 GiB) or SQLite refuse it.
+        static func checkLength(_ count: Int, _ i: Int32) throws(TetherError) {
+            if count > Int(Int32.max) {
+                throw TetherError(.loopFailure, "the store cannot take parameter \(i) of a row: \(count) bytes is more than SQLite stores in one value")
+            }
+        }
+
         /// Bound with its length in bytes: a string may hold NUL (a tag
         /// "a\u0000b"), where a C string would end.
-        func bind(_ i: Int32, _ text: String?) {
-            guard var text else { sqlite3_bind_null(raw, i); return }
-            text.withUTF8 { bytes in
+        func bind(_ i: Int32, _ text: String?) throws(TetherError) {
+            guard var text else { try check(sqlite3_bind_null(raw, i), i, bytes: 0); return }
+            try Statement.checkLength(text.utf8.count, i)
+            let rc: Int32 = text.withUTF8 { bytes -> Int32 in
                 guard let base = bytes.baseAddress, bytes.count > 0 else {
-                    sqlite3_bind_text(raw, i, "", 0, Statement.transient)
-                    return
+                    return sqlite3_bind_text(raw, i, "", 0, Statement.transient)
                 }
-                base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    _ = sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text(raw, i, $0, Int32(bytes.count), Statement.transient)
                 }
             }
+            try check(rc, i, bytes: text.utf8.count)
         }
 
         /// UTF-8 text from bytes that SQLite does not copy: they must stay
         /// as they are until the statement is stepped (and not read after).
-        func bind(_ i: Int32, static text: UnsafeBufferPointer<UInt8>) {
+        func bind(_ i: Int32, static text: UnsafeBufferPointer<UInt8>) throws(TetherError) {
             guard let base = text.baseAddress, text.count > 0 else {
-                sqlite3_bind_text(raw, i, "", 0, Statement.transient)
+                try check(sqlite3_bind_text(raw, i, "", 0, Statement.transient), i, bytes: 0)
                 return
             }
-            base.withMemoryRebound(to: CChar.self, capacity: text.count) {
-                _ = sqlite3_bind_text(raw, i, $0, Int32(text.count), nil)  // nil: SQLITE_STATIC
+            try Statement.checkLength(text.count, i)
+            let rc = base.withMemoryRebound(to: CChar.self, capacity: text.count) {
+                sqlite3_bind_text(raw, i, $0, Int32(text.count), nil)  // nil: SQLITE_STATIC
             }
+            try check(rc, i, bytes: text.count)
         }
 
-        func bind(_ i: Int32, _ n: Int64?) {
-            guard let n else { sqlite3_bind_null(raw, i); return }
-            sqlite3_bind_int64(raw, i, n)
+        func bind(_ i: Int32, _ n: Int64?) throws(TetherError) {
+            guard let n else { try check(sqlite3_bind_null(raw, i), i, bytes: 0); return }
+            try check(sqlite3_bind_int64(raw, i, n), i, bytes: 8)
         }
 
         func text(_ i: Int32) -> String {
@@ -985,6 +1373,9 @@ public final class SQLiteStore: SplitSyncSink {
         }
 
         func int(_ i: Int32) -> Int64 { sqlite3_column_int64(raw, i) }
+
+        /// The column's length in bytes, as text (0 for NULL).
+        func byteCount(_ i: Int32) -> Int { Int(sqlite3_column_bytes(raw, i)) }
 
         func isNull(_ i: Int32) -> Bool { sqlite3_column_type(raw, i) == SQLITE_NULL }
     }

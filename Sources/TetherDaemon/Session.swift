@@ -262,7 +262,7 @@ public final class Session {
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .list:
             let p = try ListParameters(parameters: call.parameters, limits: limits)
-            let reply = store.list(prefix: p.prefix, after: p.after, count: p.count(limits: limits),
+            let reply = try store.list(prefix: p.prefix, after: p.after, count: p.count(limits: limits),
                                    visible: { grant.mayRead($0) })
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .describe:

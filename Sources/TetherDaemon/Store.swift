@@ -40,7 +40,18 @@ public final class Store {
     let runtime: Runtime
     private(set) var records: [String: StateRecord] = [:]
     /// Every name, in byte order (List pages through it).
-    private(set) var sortedNames: [String] = []
+    private(set) var sortedNames = SortedNames()
+    /// How many states the daemon holds at most (`--max-states`): a write
+    /// that would create one more is refused with LimitExceeded (`states`).
+    /// States restored from the store are all kept, even past it.
+    public let maxStates: Int
+    /// The longest tag a write may carry, in bytes (LimitExceeded `tag`).
+    /// An origin is a 64-bit integer: bounded by its type.
+    public static let maxTag = 256
+    /// Told of an error the store meets but cannot give to a caller (a
+    /// state of the daemon's runtime that cannot be freed); the daemon
+    /// logs it.
+    public var report: ((String) -> Void)?
     private(set) var log: CommitLog
     /// Where commits go to disk; nil: nowhere (`--memory`).
     let sink: CommitSink?
@@ -52,8 +63,9 @@ public final class Store {
     public var setsWholeStates = true
 
     public init(limits: Limits = .defaults, logCapacity: Int = 100_000, logBytes: Int = 64 << 20, epoch: String,
-                startRevision: UInt64 = 0, sink: CommitSink? = nil) throws(TetherError) {
+                startRevision: UInt64 = 0, sink: CommitSink? = nil, maxStates: Int = 1_000_000) throws(TetherError) {
         self.limits = limits
+        self.maxStates = max(1, maxStates)
         self.epoch = epoch
         revision = startRevision
         log = CommitLog(capacity: logCapacity, maxBytes: logBytes)
@@ -89,7 +101,7 @@ public final class Store {
                 continue
             }
             insert(StateRecord(name: image.name, state: state, modified: image.modified, descriptor: image.descriptor,
-                               sizeBound: (try? Store.size(of: value)) ?? 0))
+                               sizeBound: (try? Store.size(of: value)) ?? limits.maxValue))
         }
         for commit in commits where commit.revision <= revision { log.append(commit) }
         for (name, reason) in bad where records[name] == nil { self.quarantined[name] = reason }
@@ -135,33 +147,39 @@ public final class Store {
 
     /// The states whose names start with `prefix`, after `after`, that
     /// `visible` lets through, at most `count`.
-    func list(prefix: String, after: String?, count: Int, visible: (String) -> Bool) -> ListReply {
-        var start = lowerBound(prefix)
+    /// A state whose value cannot be read fails the List with an error
+    /// naming it (it was listed as `null`).
+    func list(prefix: String, after: String?, count: Int, visible: (String) -> Bool) throws(VarlinkError) -> ListReply {
+        var at = sortedNames.lowerBound(prefix)
         if let after, Store.precedes(prefix, after) || prefix == after {
-            start = max(start, lowerBound(after))
-            if start < sortedNames.count && sortedNames[start] == after { start += 1 }
+            let from = sortedNames.lowerBound(after)
+            if from > at { at = from }
+            if sortedNames.name(at: at) == after { at = sortedNames.after(at) }
         }
         var states: [StateInfo] = []
         var truncated = false
-        var i = start
-        while i < sortedNames.count {
-            let name = sortedNames[i]
+        while let name = sortedNames.name(at: at) {
             guard StateName.has(name, prefix: prefix) else { break }
             if visible(name), let r = records[name] {
                 if states.count == count { truncated = true; break }
-                states.append(StateInfo(name: name, type: (try? r.value.type) ?? .null, modified: r.modified))
+                let type: ValueType
+                do { type = try r.value.type } catch { throw VarlinkError(error, name: name) }
+                states.append(StateInfo(name: name, type: type, modified: r.modified))
             }
-            i += 1
+            at = sortedNames.after(at)
         }
         return ListReply(states: states, revision: revision, truncated: truncated)
     }
 
     /// The names starting with `prefix`, in byte order.
-    func names(withPrefix prefix: String) -> ArraySlice<String> {
-        let start = lowerBound(prefix)
-        var end = start
-        while end < sortedNames.count && StateName.has(sortedNames[end], prefix: prefix) { end += 1 }
-        return sortedNames[start..<end]
+    func names(withPrefix prefix: String) -> [String] {
+        var out: [String] = []
+        var at = sortedNames.lowerBound(prefix)
+        while let name = sortedNames.name(at: at), StateName.has(name, prefix: prefix) {
+            out.append(name)
+            at = sortedNames.after(at)
+        }
+        return out
     }
 
     // MARK: Maintenance
@@ -208,6 +226,7 @@ public final class Store {
     /// (`op` is a Transaction's index).
     func write(_ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
         if let sinkFailure { throw Store.storageFull(sinkFailure) }
+        if let tag { try Store.checkTag(tag) }
         do {
             if setsWholeStates, case .set(let value) = op.write, op.path.isRoot, limits.maxOps >= 1, let r = records[op.name] {
                 return try setWhole(r, to: value, op, tag: tag, origin: origin)
@@ -221,6 +240,8 @@ public final class Store {
 
     func apply(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
         if let sinkFailure { throw Store.storageFull(sinkFailure) }
+        if let tag { try Store.checkTag(tag) }
+        try checkStateCount(ops)
         if ops.count > limits.maxOps {
             throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
                                  "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
@@ -267,6 +288,30 @@ public final class Store {
         return WriteReply(revision: revision, changed: true)
     }
 
+    /// A tag longer than `maxTag` bytes: it is stored in the log with its
+    /// commit and sent with every watch event of it, outside max_value.
+    static func checkTag(_ tag: String) throws(VarlinkError) {
+        let n = tag.utf8.count
+        if n > maxTag {
+            throw .limitExceeded(.tag, maximum: maxTag, actual: n, "a write's tag is at most \(maxTag) bytes; this one has \(n)")
+        }
+    }
+
+    /// Refuses ops that would make more than `maxStates` states (only
+    /// Sets of names that do not exist count: a write to existing states
+    /// costs one dictionary lookup per op).
+    private func checkStateCount(_ ops: [Op]) throws(VarlinkError) {
+        guard records.count + ops.count > maxStates else { return }
+        var new = Set<String>()
+        for op in ops where records[op.name] == nil {
+            if case .set = op.write { new.insert(op.name) }
+        }
+        if records.count + new.count > maxStates {
+            throw .limitExceeded(.states, maximum: maxStates, actual: records.count + new.count,
+                                 "the daemon holds at most \(maxStates) states; this write would make \(records.count + new.count)")
+        }
+    }
+
     /// `apply([op])` for the commonest write, a Set of the whole value of
     /// a state that exists, without a TransactionPlan: no overlay
     /// dictionary, no `Set` of changed names, no arrays of touched records
@@ -303,7 +348,10 @@ public final class Store {
             } else {
                 let noted = try r.state.revision
                 try runtime.transaction(tag: tag, origin: origin ?? 0) { _ = try stage() }
-                changed = (try? r.state.revision).map { $0 != noted } ?? false
+                // A revision that cannot be read counts as a change: the
+                // commit then records the state as it is, so the store
+                // never falls behind memory (it said "unchanged" before).
+                changed = (try? r.state.revision).map { $0 != noted } ?? true
             }
         } catch let wrapped as WrappedVarlinkError {
             throw wrapped.error
@@ -339,7 +387,7 @@ public final class Store {
                 // An int held by a state now locked to double becomes a
                 // double: a change of value, so a commit.
                 let replacement = try makeState(name, stored, descriptor)
-                try? r.state.free()
+                free(r)
                 r.state = replacement
                 r.descriptor = descriptor
                 revision += 1
@@ -349,7 +397,7 @@ public final class Store {
             }
             if descriptor.type != r.descriptor.type {
                 let replacement = try makeState(name, current, descriptor)
-                try? r.state.free()
+                free(r)
                 r.state = replacement
             } else {
                 try apply(descriptor, to: r.state, name: name)
@@ -364,11 +412,15 @@ public final class Store {
             return DeclareReply(revision: revision, created: false)
         }
         try checkSize(value, name: name)
+        if records.count >= maxStates {
+            throw .limitExceeded(.states, maximum: maxStates, actual: records.count + 1,
+                                 "the daemon holds at most \(maxStates) states; this Declare would make \(records.count + 1)")
+        }
         let stored = try Store.conform(value, to: descriptor, name: name)
         let state = try makeState(name, stored, descriptor)
         revision += 1
         insert(StateRecord(name: name, state: state, modified: revision, descriptor: descriptor,
-                           sizeBound: (try? Store.size(of: stored)) ?? 0))
+                           sizeBound: (try? Store.size(of: stored)) ?? limits.maxValue))
         try commit(Commit(revision: revision, changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil))
         return DeclareReply(revision: revision, created: true)
     }
@@ -482,15 +534,23 @@ public final class Store {
     func insert(_ r: StateRecord) {
         records[r.name] = r
         if !quarantined.isEmpty { quarantined[r.name] = nil }
-        let at = lowerBound(r.name)
-        if at == sortedNames.count || sortedNames[at] != r.name { sortedNames.insert(r.name, at: at) }
+        sortedNames.insert(r.name)
     }
 
     func delete(_ name: String) {
         guard let r = records.removeValue(forKey: name) else { return }
-        try? r.state.free()
-        let at = lowerBound(name)
-        if at < sortedNames.count && sortedNames[at] == name { sortedNames.remove(at: at) }
+        free(r)
+        sortedNames.remove(name)
+    }
+
+    /// Frees a record's runtime state; a failure is reported (it was
+    /// swallowed): the state leaks in the daemon's runtime, nothing else.
+    private func free(_ r: StateRecord) {
+        do {
+            try r.state.free()
+        } catch {
+            report?("state '\(r.name)': its old value could not be freed in the daemon's runtime: \(error.message)")
+        }
     }
 
     /// `record`: the one record a one-change commit changed, when the
@@ -512,21 +572,23 @@ public final class Store {
         guard sinkFailure == nil else { return }
         do {
             if let r = changed {
-                try sink.record(commit, state: StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor))
+                try sink.record(commit, state: StateImage(name: r.name, value: try r.value, modified: r.modified, descriptor: r.descriptor))
             } else if commit.changes.count == 1 {
-                try sink.record(commit, state: image(of: commit.changes[0].name, commit))  // no Set for one name
+                try sink.record(commit, state: try image(of: commit.changes[0].name, commit))  // no Set for one name
             } else {
                 var images: [StateImage] = []
                 var seen = Set<String>()
                 for change in commit.changes where seen.insert(change.name).inserted {
-                    images.append(image(of: change.name, commit))
+                    images.append(try image(of: change.name, commit))
                 }
                 try sink.record(commit, states: images)
             }
         } catch {
             // The state in memory is ahead of the store: the turn's group
             // is rolled back at its end (Service.groupFailed), in memory
-            // too, and its calls are answered StorageFull.
+            // too, and its calls are answered StorageFull. (So is a state
+            // whose value cannot be read for its image: it was written as
+            // removed, and the store then said it was gone.)
             sinkFailure = error
         }
     }
@@ -574,7 +636,7 @@ public final class Store {
             do {
                 let state = try makeState(name, value, image.descriptor)
                 let r = StateRecord(name: name, state: state, modified: image.modified, descriptor: image.descriptor,
-                                    sizeBound: (try? Store.size(of: value)) ?? 0)
+                                    sizeBound: (try? Store.size(of: value)) ?? limits.maxValue)
                 delete(name)
                 insert(r)
             } catch {
@@ -590,9 +652,9 @@ public final class Store {
     }
 
     /// A state as `commit` left it.
-    private func image(of name: String, _ commit: Commit) -> StateImage {
+    private func image(of name: String, _ commit: Commit) throws(TetherError) -> StateImage {
         if let r = records[name] {
-            return StateImage(name: r.name, value: try? r.value, modified: r.modified, descriptor: r.descriptor)
+            return StateImage(name: r.name, value: try r.value, modified: r.modified, descriptor: r.descriptor)
         }
         return StateImage(name: name, value: nil, modified: commit.revision, descriptor: Descriptor())
     }
@@ -602,14 +664,97 @@ public final class Store {
         a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
-    private func lowerBound(_ name: String) -> Int {
-        var lo = 0, hi = sortedNames.count
+}
+
+/// Names in byte order, in sorted chunks of at most `chunkLimit` names
+/// (none empty; every name of a chunk precedes every name of the next).
+/// A sorted array moved every name after the new one on each insert: n/2
+/// on average, 500 k string copies per new state at 1 M states. Here an
+/// insert is two binary searches (O(log n)), a shift inside one chunk (at
+/// most `chunkLimit`) and, when the chunk splits, a shift of the chunk
+/// list (n / (chunkLimit / 2) references: 2,000 at 1 M names, the
+/// `--max-states` default) — a B-tree of two levels, enough under that
+/// bound without swift-collections. Removal is the same; a chunk that
+/// empties goes.
+struct SortedNames {
+    static let chunkLimit = 1024
+    private(set) var chunks: [[String]] = []
+    private(set) var count = 0
+
+    /// Where a name is (or would be): its chunk and index in it;
+    /// `chunk == chunks.count` is the end.
+    struct Position: Comparable {
+        var chunk: Int
+        var index: Int
+        static func < (a: Position, b: Position) -> Bool {
+            a.chunk < b.chunk || (a.chunk == b.chunk && a.index < b.index)
+        }
+    }
+
+    var end: Position { Position(chunk: chunks.count, index: 0) }
+
+    /// The first name not before `name`.
+    func lowerBound(_ name: String) -> Position {
+        var lo = 0, hi = chunks.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if Store.precedes(sortedNames[mid], name) { lo = mid + 1 } else { hi = mid }
+            if Store.precedes(chunks[mid][chunks[mid].count - 1], name) { lo = mid + 1 } else { hi = mid }
         }
-        return lo
+        guard lo < chunks.count else { return end }
+        let chunk = chunks[lo]
+        var a = 0, b = chunk.count
+        while a < b {
+            let mid = (a + b) / 2
+            if Store.precedes(chunk[mid], name) { a = mid + 1 } else { b = mid }
+        }
+        return Position(chunk: lo, index: a)  // a < chunk.count: its last name is not before `name`
     }
+
+    func name(at p: Position) -> String? {
+        p.chunk < chunks.count ? chunks[p.chunk][p.index] : nil
+    }
+
+    func after(_ p: Position) -> Position {
+        guard p.chunk < chunks.count else { return end }
+        return p.index + 1 < chunks[p.chunk].count ? Position(chunk: p.chunk, index: p.index + 1)
+            : Position(chunk: p.chunk + 1, index: 0)
+    }
+
+    /// Adds `name`; false when it is there already.
+    @discardableResult
+    mutating func insert(_ name: String) -> Bool {
+        var p = lowerBound(name)
+        if name == self.name(at: p) { return false }
+        if chunks.isEmpty {
+            chunks.append([name])
+            count = 1
+            return true
+        }
+        if p.chunk == chunks.count { p = Position(chunk: chunks.count - 1, index: chunks[chunks.count - 1].count) }
+        chunks[p.chunk].insert(name, at: p.index)
+        count += 1
+        if chunks[p.chunk].count > SortedNames.chunkLimit {
+            let half = chunks[p.chunk].count / 2
+            let upper = Array(chunks[p.chunk][half...])
+            chunks[p.chunk].removeSubrange(half...)
+            chunks.insert(upper, at: p.chunk + 1)
+        }
+        return true
+    }
+
+    /// Removes `name`; false when it was not there.
+    @discardableResult
+    mutating func remove(_ name: String) -> Bool {
+        let p = lowerBound(name)
+        guard name == self.name(at: p) else { return false }
+        chunks[p.chunk].remove(at: p.index)
+        if chunks[p.chunk].isEmpty { chunks.remove(at: p.chunk) }
+        count -= 1
+        return true
+    }
+
+    /// Every name, in order (tests).
+    var all: [String] { chunks.flatMap { $0 } }
 }
 
 /// Carries a VarlinkError through the runtime's transaction body, which

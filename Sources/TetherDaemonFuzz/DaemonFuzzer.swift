@@ -52,6 +52,12 @@ public enum DaemonFuzzer {
     static let logCapacity = 64
     static let epoch = "fuzz"
     static let pathWatches: [String] = ["/0", "/a/1"]
+    /// Where the store reader's check writes an input that is an SQLite
+    /// file (`SQLiteStore.checkReaders`).
+    static let storeScratch: String = {
+        var template = Array("/tmp/tetherd-fuzz-store.XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) } ?? "/tmp"
+    }()
 
     /// What one fuzz process runs on each input. Every input paid for the
     /// SQLite store and its restart comparison (31 inputs a second; an
@@ -74,6 +80,11 @@ public enum DaemonFuzzer {
         if target != .store {
             checkDecoder(input, &problems)
             FastPathCheck.run(input, &problems)
+        }
+        if target != .fast {
+            // The store's row readers (and an input that is an SQLite file,
+            // loaded, salvaged and loaded again) belong to the disk's target.
+            problems += SQLiteStore.checkReaders(input, scratch: storeScratch)
         }
         var run = SessionRun(durable: target != .fast)
         run.feed(input)

@@ -143,7 +143,9 @@ type Limits (
 # daemon's caps on one local uid (its open connections, the bytes of its
 # unfinished calls) and its reserve of descriptors for its own uid and root:
 # a connection refused by them gets the error at once and is closed.
-type Limit (message, value, ops, preconditions, names, name_length, connections, input)
+# tag: a write's tag, at most 256 bytes. states: how many states the daemon
+# holds at once (a write that would create one more is refused).
+type Limit (message, value, ops, preconditions, names, name_length, connections, input, tag, states)
 
 # Reads a state, or the part of it at path.
 # revision: the daemon's revision the read was made at.

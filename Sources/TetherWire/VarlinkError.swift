@@ -144,6 +144,9 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
         /// Admission caps on one uid (tetherd's Admission): its open
         /// connections, the bytes of its unfinished calls.
         case connections, input
+        /// A write's tag (tetherd's Store.maxTag), and how many states
+        /// the daemon holds (its --max-states).
+        case tag, states
     }
 
     public static func limitExceeded(_ limit: Limit, maximum: Int, actual: Int, _ message: String) -> VarlinkError {

@@ -49,14 +49,23 @@ struct Tetherd: ParsableCommand {
     @Option(help: "Start from a snapshot (io.tether.Snapshot, tetherctl snapshot): the data directory's store is replaced by a copy of it, under a new epoch.")
     var restore: String?
 
+    @Flag(help: "Start from what is readable of a damaged store: the states that can be read are kept, what cannot is listed (salvage-dropped lines), the damaged files are moved aside (tether.db.damaged-EPOCH) and the store starts under a new epoch (every watch resyncs).")
+    var salvage = false
+
+    @Option(help: "Seconds between updates of tether.db.marker (the last revision made durable, checked at the next start) while commits are made; it is also written at start and at a clean stop.")
+    var markerInterval: Double = 1
+
     @Option(help: "Milliseconds between progress replies to an idle watch.")
     var progressInterval: UInt64 = 5000
 
     @Option(help: "Commits kept in memory for watches that resume (older ones resync).")
     var logCapacity: Int = 100_000
 
-    @Option(help: "Bytes of recent commits kept in memory for watches that resume or fall behind (older ones resync).")
+    @Option(help: "Bytes of recent commits kept for watches that resume or fall behind (older ones resync), in memory and in the store's log on disk, at run time and when a restart loads them.")
     var logBytes: Int = 64 << 20
+
+    @Option(help: "States the daemon holds at most: a write that would create one more gets LimitExceeded (states). States restored from the store are kept even past it.")
+    var maxStates: Int = 1_000_000
 
     @Option(help: "Unread bytes a watcher may have before it stops being sent changes and catches up from the log when it reads again.")
     var watchBuffer: Int = 4 << 20
@@ -87,7 +96,7 @@ struct Tetherd: ParsableCommand {
             let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
                 ?? DaemonAddress.standard(uid: uid, environment: environment)
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
-            let store = try openStore(uid: uid, environment: environment, log: log)
+            let (store, sqlite) = try openStore(uid: uid, environment: environment, log: log)
             guard maxConnectionsPerUid >= 1, maxInputPerUid >= 1, reservedDescriptors >= 0 else {
                 throw TetherError(.invalidArgument, "--max-connections-per-uid and --max-input-per-uid must be at least 1, --reserved-descriptors at least 0")
             }
@@ -108,6 +117,9 @@ struct Tetherd: ParsableCommand {
             }
             log.say("stop: Ctrl-C or SIGTERM")
             daemon.run()
+            // Every group is durable (the committer closed): the marker
+            // says the last revision.
+            do { try sqlite?.updateMarker() } catch { log.event("marker-unwritten", "reason" => error.message) }
             log.event("stopped", "revision" => "\(store.revision)")
         } catch let error as VarlinkError {
             log.event("error", "message" => error.detail)
@@ -120,11 +132,14 @@ struct Tetherd: ParsableCommand {
 
     /// The store: SQLite in the data directory (restored, the revision and
     /// epoch continuing), or nothing on disk with --memory.
-    func openStore(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> Store {
+    func openStore(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> (Store, SQLiteStore?) {
         if memory {
             if restore != nil { throw TetherError(.invalidArgument, "--restore needs a store: it cannot be used with --memory") }
+            if salvage { throw TetherError(.invalidArgument, "--salvage needs a store: it cannot be used with --memory") }
             log.event("store", "kind" => "memory")
-            return try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch())
+            let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: Tetherd.newEpoch(), maxStates: maxStates)
+            store.report = { log.event("store-error", "message" => $0) }
+            return (store, nil)
         }
         let directory = dataDir ?? (uid == 0 ? "/var/lib/tether"
             : (environment["XDG_STATE_HOME"] ?? ((environment["HOME"] ?? "/") + "/.local/state")) + "/tether")
@@ -133,21 +148,49 @@ struct Tetherd: ParsableCommand {
             try SQLiteStore.restore(from: restore, into: directory, epoch: Tetherd.newEpoch())
             log.event("restored", "from" => restore, "into" => directory)
         }
+        // A store was here when the marker says so (docs/daemon.md, "The store").
+        let marked = StoreMarker.read(in: directory)
+        if let problem = marked?.problem { log.event("marker-unreadable", "reason" => problem) }
+        if salvage {
+            let epoch = Tetherd.newEpoch()
+            let report = try SQLiteStore.salvage(directory: directory, epoch: epoch, atLeast: marked?.marker?.revision ?? 0)
+            for what in report.dropped { log.event("salvage-dropped", "what" => what) }
+            log.event("salvaged", "states" => "\(report.states)", "dropped" => "\(report.dropped.count)",
+                      "revision" => "\(report.revision)", "epoch" => epoch, "damaged-files" => report.movedTo ?? "none")
+        }
         // Pipelined, the group commit's sync thread fsyncs the WAL while
         // the loop commits the next group into it.
-        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity,
+        let sqlite = try SQLiteStore(directory: directory, durability: durability, logCapacity: logCapacity, logBytes: logBytes,
                                      walSync: groupCommit == .pipelined ? .separate : .inCommit)
         let contents = try sqlite.load()
-        let epoch: String
+        var epoch: String
         if let known = contents.epoch {
             epoch = known
+            if let marker = marked?.marker, marker.epoch == known, contents.revision < marker.revision {
+                // Commits made durable are gone (a deleted or damaged WAL, a
+                // dropped table): the next revisions would reuse numbers
+                // clients saw with other values. A new epoch: they resync.
+                epoch = Tetherd.newEpoch()
+                try sqlite.start(epoch: epoch)
+                log.event("new-epoch", "epoch" => epoch, "previous" => known,
+                          "reason" => "the store holds revision \(contents.revision), lower than revision \(marker.revision), which \(StoreMarker.path(in: directory)) says was made durable: commits were lost (a damaged, truncated or replaced store); every watch resyncs")
+            }
         } else {
+            if let marked {
+                // Never an empty store in place of one that was there.
+                let was = marked.marker.map { "a store of epoch \($0.epoch) at revision \($0.revision)" } ?? "a store"
+                throw TetherError(.invalidArgument, "\(sqlite.path) holds no store (it is empty or missing: no epoch in its meta table), but \(StoreMarker.path(in: directory)) says \(was) was there: refusing to start an empty store in its place. Restore a snapshot (--restore FILE), keep what is readable (--salvage), or remove the marker to start empty")
+            }
             epoch = Tetherd.newEpoch()
             try sqlite.start(epoch: epoch)
         }
+        if let error = sqlite.keepMarker(in: directory, epoch: epoch, revision: contents.revision, interval: markerInterval) {
+            log.event("marker-unwritten", "reason" => error.message)
+        }
         // The SQLite work runs on the committer's sync thread from here on.
         let store = try Store(logCapacity: logCapacity, logBytes: logBytes, epoch: epoch,
-                              sink: GroupCommitter(inner: sqlite, mode: groupCommit))
+                              sink: GroupCommitter(inner: sqlite, mode: groupCommit), maxStates: maxStates)
+        store.report = { log.event("store-error", "message" => $0) }
         let quarantined = try store.restore(states: contents.states, log: contents.log, revision: contents.revision,
                                             quarantined: contents.quarantined)
         // One bad row never keeps the daemon from starting: it says which.
@@ -159,7 +202,7 @@ struct Tetherd: ParsableCommand {
         }
         log.event("store", "path" => sqlite.path, "durability" => durability.rawValue, "states" => "\(store.count)",
                   "revision" => "\(store.revision)", "resumable-from" => "\(store.oldestRevision)")
-        return store
+        return (store, sqlite)
     }
 
     func loadPolicy(uid: UInt32, environment: [String: String], log: EventLog) throws -> AccessPolicy {
