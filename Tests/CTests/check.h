@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tether.h"
 
@@ -89,6 +90,31 @@ static inline void check_fail_(const char *file, int line, const char *fmt, ...)
   fflush(stderr);
   pthread_mutex_unlock(&check_mutex_);
 }
+
+/* Waits that poll (a spin on sched_yield) end: one that has not seen its
+ * condition after CHECK_WAIT_SECONDS fails a check naming what it waited
+ * for and stops waiting, so a regression fails the case instead of hanging
+ * CI until the harness's timeout (issue 36).
+ *
+ *   double until = check_deadline();
+ *   while (!ready && !CHECK_PAST(until, "the reader to start")) sched_yield();
+ */
+#define CHECK_WAIT_SECONDS 30
+
+static inline double check_now_(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static inline double check_deadline(void) { return check_now_() + CHECK_WAIT_SECONDS; }
+
+static inline int check_past_(double until, const char *what, const char *file, int line) {
+  if (check_now_() < until) return 0;
+  check_fail_(file, line, "gave up after %d s waiting for %s", CHECK_WAIT_SECONDS, what);
+  return 1;
+}
+#define CHECK_PAST(until, what) check_past_((until), (what), __FILE__, __LINE__)
 
 /* A registration's destroy function must run exactly once, and never while
  * its callback runs. The caller counts both (under its own lock) and hands
