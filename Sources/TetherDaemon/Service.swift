@@ -279,7 +279,14 @@ public final class Service {
         let p = w.parameters
         let session = w.session
         let start = session.output.count
-        while !session.isBackedUp && session.output.count - start < Session.sliceBytes {
+        w.yielded = false
+        while !session.isBackedUp {
+            if session.output.count - start >= Service.snapshotSliceBytes {
+                // The rest on the loop's next turn, after the others.
+                w.yielded = true
+                if let connection = session.connection { connection.daemon.resumeLater(connection) }
+                break
+            }
             if s.nextListed < p.names.count {
                 let name = p.names[s.nextListed]
                 s.nextListed += 1
@@ -444,7 +451,7 @@ public final class Service {
     /// behind too: the commits since its last slice (to the states it has
     /// sent) come first, then its next slice.
     func catchUp(_ session: Session) {
-        guard let w = session.watcher, w.behind else { return }
+        guard let w = session.watcher, w.behind, !w.yielded else { return }
         let now = store.revision
         guard let history = store.log.commits(after: w.sentRevision, current: now) else {
             w.behind = false
@@ -469,6 +476,19 @@ public final class Service {
         }
         w.behind = false
         sendProgress(w)
+    }
+
+    /// Output one slice of a snapshot may make before it yields to the
+    /// loop's next turn.
+    static let snapshotSliceBytes = 256 << 10
+
+    /// The loop's next turn for a connection whose snapshot slice yielded
+    /// (`Connection.resume`; tests call it as the loop would): its watch
+    /// goes on.
+    public func resumeWatch(_ session: Session) {
+        guard let w = session.watcher else { return }
+        w.yielded = false
+        catchUp(session)
     }
 
     /// Called now and then: every watch that was sent nothing since the

@@ -19,6 +19,11 @@ final class Watcher {
     /// sent, for the states whose snapshot reply went, before the next
     /// slice of the snapshot (`Service.catchUp`).
     var stream: SnapshotStream?
+    /// Its snapshot's last slice ended at the slice size, not at the
+    /// buffer: the next slice waits for the loop's next turn
+    /// (`Service.resumeWatch`), so a peer that reads as fast as it is
+    /// written still lets every other connection be served in between.
+    var yielded = false
 
     init(session: Session, parameters: WatchParameters) {
         self.session = session

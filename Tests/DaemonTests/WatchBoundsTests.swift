@@ -41,7 +41,7 @@ final class WatchBoundsTests: XCTestCase {
             all += batch
             if batch.contains(where: { if case .progress = $0.event { return true } else { return false } }) { return all }
             between(round)
-            d.service.catchUp(c.session)
+            d.service.resumeWatch(c.session)  // what the loop's next turn, or the written output, does
         }
         XCTFail("no progress reply after \(rounds) rounds")
         return all
@@ -59,7 +59,7 @@ final class WatchBoundsTests: XCTestCase {
             watch(c, ["prefix": ""])
             // The transport would call catchUp as it writes; a peer that
             // does not read has nothing written: calling it changes nothing.
-            for _ in 0..<3 { d.service.catchUp(c.session) }
+            for _ in 0..<3 { d.service.resumeWatch(c.session) }
             guard c.session.output.count <= bound else {
                 return XCTFail("watch \(k): \(c.session.output.count) bytes held (60 MB before), more than \(bound)")
             }
@@ -110,7 +110,7 @@ final class WatchBoundsTests: XCTestCase {
         // A non-reader holds at most the buffer and one reply.
         let idle = d.connect()
         watch(idle, ["prefix": ""])
-        for _ in 0..<3 { d.service.catchUp(idle.session) }
+        for _ in 0..<50 { d.service.resumeWatch(idle.session) }
         XCTAssertLessThanOrEqual(idle.session.output.count, d.service.watchBuffer + 64 << 10,
                                  "a watch of 200,000 states that nobody reads")
 
