@@ -168,6 +168,47 @@ def main():
         caught, tried, missed = validators.self_check(hung_other, out=io.StringIO())
         expect(any("a watcher that hung" in m for m in missed), "a fault that makes no new violation is missed: %s" % missed)
 
+        # The protocol's streamed snapshot (docs/protocol.md): snapshot
+        # replies at several revisions, a commit during the snapshot sent
+        # for the states already sent only (the transaction's change to
+        # b.0 is in b.0's snapshot reply), then progress; and a change
+        # reply split by state into parts of one revision, then progress.
+        streamed = os.path.join(top, "streamed")
+        a_only = dict(change_event(HISTORY[1]), changes=[HISTORY[1]["changes"][0]])
+        b_snapshot = event("snapshot", 2, state={"name": "b.0", "exists": True, "value": 5, "type": "int", "modified": 2},
+                           resync=False)
+        make_run(streamed, watcher=WATCHER[:3] + [a_only, b_snapshot, event("progress", 2)] + WATCHER[5:])
+        out = io.StringIO()
+        violations, _, _ = validators.validate(streamed, out=out)
+        expect(violations == 0, "a streamed snapshot with a change in between passes (%d violations)" % violations)
+        if violations:
+            print(out.getvalue())
+        split = os.path.join(top, "split")
+        parts = [dict(change_event(HISTORY[1]), changes=[c]) for c in HISTORY[1]["changes"]]
+        make_run(split, watcher=WATCHER[:4] + parts + [event("progress", 2)] + WATCHER[5:])
+        out = io.StringIO()
+        violations, _, _ = validators.validate(split, out=out)
+        expect(violations == 0, "a change reply split in two parts passes (%d violations)" % violations)
+        if violations:
+            print(out.getvalue())
+        # ... but not a change to a state the snapshot has not sent yet,
+        # nor a snapshot reply whose value is not its revision's.
+        ahead = os.path.join(top, "ahead")
+        make_run(ahead, watcher=WATCHER[:3] + [change_event(HISTORY[1]), b_snapshot, event("progress", 2)] + WATCHER[5:])
+        _, _, found = validators.check_watch_no_gaps(validators.Run(ahead))
+        expect(any("before its snapshot was complete (b.0)" in f for f in found),
+               "a change to a state ahead of the snapshot is caught: %s" % found[:1])
+        stale = os.path.join(top, "stale")
+        old_b = dict(b_snapshot, state=dict(b_snapshot["state"], value=4))
+        make_run(stale, watcher=WATCHER[:3] + [a_only, old_b, event("progress", 2)] + WATCHER[5:])
+        _, _, found = validators.check_watch_snapshots(validators.Run(stale))
+        expect(any(f.startswith("watcher-0: snapshot at 2 has b.0 = 4") for f in found),
+               "a streamed snapshot reply with a value not of its revision is caught: %s" % found[:1])
+        missing = os.path.join(top, "missing")
+        make_run(missing, watcher=WATCHER[:3] + [a_only, event("progress", 2)] + WATCHER[5:])
+        _, _, found = validators.check_watch_snapshots(validators.Run(missing))
+        expect(any("lacks b.0" in f for f in found), "a streamed snapshot that never sent b.0 is caught: %s" % found[:1])
+
         # A run with nothing to act on (no writes, no reads, no watch
         # events) fails the self-check instead of passing with fewer faults.
         empty = os.path.join(top, "empty")

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from model import ABSENT, History, ModelError, net_changes, same_changes
+from model import ABSENT, History, ModelError, apply_change, net_changes, same_changes
 
 MAX_SHOWN = 8  # violations printed per check (all are counted)
 
@@ -69,6 +69,42 @@ def segments(records):
         elif r["k"] in ("lost", "drop", "error") and result:
             result[-1]["end"] = r["k"]
     return result
+
+
+def merged_events(events):
+    """A watch's events with the parts of a split change reply joined into
+    one (docs/protocol.md, "Long commits": change replies of one revision
+    in a row, each holding all the changes to other states)."""
+    out = []
+    for e in events:
+        if (e["e"] == "change" and out and out[-1]["e"] == "change" and out[-1]["rev"] == e["rev"]
+                and not ({c["name"] for c in out[-1]["changes"]} & {c["name"] for c in e["changes"]})):
+            joined = dict(out[-1])
+            joined["changes"] = out[-1]["changes"] + e["changes"]
+            out[-1] = joined
+        else:
+            out.append(e)
+    return out
+
+
+def per_state(changes):
+    by = {}
+    for c in changes:
+        by.setdefault(c["name"], []).append(c)
+    return by
+
+
+def same_per_state(a, b):
+    """The same changes to each state, in order (a split reply groups them
+    by state: the order across states is not kept, nor needed)."""
+    x, y = per_state(a), per_state(b)
+    return x.keys() == y.keys() and all(same_changes(x[k], y[k]) for k in x)
+
+
+def sent_before(name, last):
+    """Whether a snapshot streamed in byte order of names has sent `name`
+    once its last snapshot reply was `last`."""
+    return last is not None and name.encode() <= last.encode()
 
 
 def expected_changes(run, revision, ops):
@@ -207,25 +243,43 @@ def check_no_half_transactions(run):
         if why:
             v.append("revision %d applies transaction %s in part: %s" % (c["rev"], c["tag"], why))
     for name, prefix, records in run.watchers:
-        covers = covers_for(prefix)
-        for r in records:
-            if r["k"] != "event" or r["e"] != "change":
-                continue
-            attempt = run.attempts.get(r.get("tag"))
-            if attempt is None or attempt["kind"] != "transaction":
-                continue
-            n += 1
-            wanted = expected_changes(run, r["rev"], attempt["ops"])
-            if isinstance(wanted, str):
-                v.append("%s saw transaction %s: %s" % (name, r["tag"], wanted))
-            elif not same_changes(r["changes"], [op for op in wanted if covers(op["name"])]):
-                v.append("%s saw transaction %s at revision %d as %s; its changes to watched states are %s"
-                         % (name, r["tag"], r["rev"], describe(r["changes"]),
-                            describe([op for op in wanted if covers(op["name"])])))
-            if run.tag_revision.get(r["tag"]) != r["rev"]:
-                v.append("%s saw transaction %s at revision %d; the history has it at %s"
-                         % (name, r["tag"], r["rev"], run.tag_revision.get(r["tag"])))
+        for seg in segments(records):
+            # While a snapshot streams, a watch is sent the changes to the
+            # states it has sent only (docs/protocol.md).
+            streaming, last_sent = False, None
+            for r in merged_events(seg["events"]):
+                if r["e"] == "snapshot":
+                    streaming = True
+                    if last_sent is None or r["state"]["name"].encode() > last_sent.encode():
+                        last_sent = r["state"]["name"]
+                    continue
+                if r["e"] == "progress":
+                    streaming = False
+                    continue
+                attempt = run.attempts.get(r.get("tag"))
+                if attempt is None or attempt["kind"] != "transaction":
+                    continue
+                n += 1
+                covers = covers_for(prefix)
+                if streaming:
+                    covers = (lambda c, last: lambda state: c(state) and sent_before(state, last))(covers, last_sent)
+                check_watched_transaction(run, name, r, attempt, covers, v)
     return "no half transactions", n, v
+
+
+def check_watched_transaction(run, name, r, attempt, covers, v):
+    """One change reply (its parts joined) of a transaction, as a watch
+    covering `covers` must see it."""
+    wanted = expected_changes(run, r["rev"], attempt["ops"])
+    if isinstance(wanted, str):
+        v.append("%s saw transaction %s: %s" % (name, r["tag"], wanted))
+    elif not same_per_state(r["changes"], [op for op in wanted if covers(op["name"])]):
+        v.append("%s saw transaction %s at revision %d as %s; its changes to watched states are %s"
+                 % (name, r["tag"], r["rev"], describe(r["changes"]),
+                    describe([op for op in wanted if covers(op["name"])])))
+    if run.tag_revision.get(r["tag"]) != r["rev"]:
+        v.append("%s saw transaction %s at revision %d; the history has it at %s"
+                 % (name, r["tag"], r["rev"], run.tag_revision.get(r["tag"])))
 
 
 def check_real_time_order(run):
@@ -281,7 +335,7 @@ def check_watch_order(run):
     for name, prefix, records in run.watchers:
         last = None
         for seg in segments(records):
-            for e in seg["events"]:
+            for e in merged_events(seg["events"]):
                 n += 1
                 rev = e["rev"]
                 if e["e"] == "change":
@@ -306,19 +360,21 @@ def check_watch_no_gaps(run):
         covers = covers_for(prefix)
         pos = None  # the revision up to which this watcher has all
         for seg in segments(records):
-            snapshot_at, before = None, pos
-            for e in seg["events"]:
+            snapshot_at, before, last_sent = None, pos, None
+            for e in merged_events(seg["events"]):
                 rev = e["rev"]
                 if e["e"] == "snapshot":
-                    if snapshot_at is None:
-                        before = pos
+                    if snapshot_at is None or pos is not None:
+                        before, last_sent = pos, None
                     pos, snapshot_at = None, rev
+                    if last_sent is None or e["state"]["name"].encode() > last_sent.encode():
+                        last_sent = e["state"]["name"]
                 elif e["e"] == "progress":
                     if pos is None:
                         if snapshot_at is None and seg["from"] is None:
                             pos = rev  # a fresh watch of states that do not exist yet
                         elif snapshot_at is not None:
-                            if rev != snapshot_at:
+                            if rev < snapshot_at:
                                 v.append("%s: snapshot at %d, then progress at %d" % (name, snapshot_at, rev))
                             pos = rev
                         continue
@@ -330,7 +386,13 @@ def check_watch_no_gaps(run):
                 elif e["e"] == "change":
                     n += 1
                     if pos is None:
-                        v.append("%s: a change at %d before its snapshot was complete" % (name, rev))
+                        # A snapshot streams (docs/protocol.md): a change
+                        # may come for states it has sent, never for one
+                        # still to come.
+                        ahead = [c["name"] for c in e["changes"] if not sent_before(c["name"], last_sent)]
+                        if snapshot_at is None or ahead:
+                            v.append("%s: a change at %d before its snapshot was complete (%s)"
+                                     % (name, rev, ", ".join(ahead) or "no snapshot reply yet"))
                         continue
                     if rev <= pos:
                         pos = max(pos, rev)
@@ -346,7 +408,7 @@ def check_watch_no_gaps(run):
                         wanted = [ch for ch in c["changes"] if covers(ch["name"])]
                         if not wanted:
                             v.append("%s: a change at %d, which touches no watched state" % (name, rev))
-                        elif not same_changes(e["changes"], wanted) or e.get("tag") != c.get("tag"):
+                        elif not same_per_state(e["changes"], wanted) or e.get("tag") != c.get("tag"):
                             v.append("%s: revision %d sent as %s (%s); the history has %s (%s)"
                                      % (name, rev, describe(e["changes"]), e.get("tag"), describe(wanted), c.get("tag")))
                     pos = rev
@@ -396,35 +458,55 @@ def check_watch_resume(run):
 
 
 def check_watch_snapshots(run):
-    """A snapshot at revision R holds exactly the watched states that
-    exist after R in the history, with their values and modified revisions."""
+    """Each snapshot reply at revision R holds the state as the history has
+    it after R (a snapshot streams: its replies may be at several
+    revisions, docs/protocol.md); and the copy the snapshot and the changes
+    sent with it make holds, at the progress reply P that ends it, exactly
+    the watched states that exist after P, with their values."""
     h, v, n = run.history, [], 0
     for name, prefix, records in run.watchers:
         covers = covers_for(prefix)
         for seg in segments(records):
-            snaps = [e for e in seg["events"] if e["e"] == "snapshot"]
-            if not snaps:
+            events = merged_events(seg["events"])
+            first = _first(events, lambda e: e["e"] == "snapshot")
+            if first is None:
                 continue
-            complete = any(e["e"] == "progress" for e in seg["events"])
-            rev = snaps[0]["rev"]
             n += 1
-            got = {}
-            for e in snaps:
-                if e["rev"] != rev:
-                    v.append("%s: one snapshot at revisions %d and %d" % (name, rev, e["rev"]))
-                s = e["state"]
-                if s["exists"]:
-                    got[s["name"]] = (s.get("value"), s["modified"])
-            expected = h.states_at(rev, covers)
-            for state, (value, modified) in got.items():
-                if expected.get(state) != (value, modified):
-                    want = expected.get(state, (ABSENT, 0))
-                    v.append("%s: snapshot at %d has %s = %s (modified %d); the history has %s (modified %d)"
-                             % (name, rev, state, describe(value), modified, describe(want[0]), want[1]))
-            if complete:
-                for state in expected:
-                    if state not in got:
-                        v.append("%s: snapshot at %d lacks %s, which exists" % (name, rev, state))
+            copy_, broken, end = {}, False, None
+            for e in events[first:]:
+                if e["e"] == "snapshot":
+                    s = e["state"]
+                    value, modified = h.value_at(s["name"], e["rev"])
+                    got = (s.get("value"), s["modified"]) if s["exists"] else (ABSENT, 0)
+                    if got != (value, modified):
+                        v.append("%s: snapshot at %d has %s = %s (modified %d); the history has %s (modified %d)"
+                                 % (name, e["rev"], s["name"], describe(got[0]), got[1], describe(value), modified))
+                    if s["exists"]:
+                        copy_[s["name"]] = s.get("value")
+                    else:
+                        copy_.pop(s["name"], None)
+                elif e["e"] == "change":
+                    try:
+                        for c in e["changes"]:
+                            apply_change(copy_, c)
+                    except ModelError as err:
+                        v.append("%s: the change at %d does not apply to the snapshot: %s" % (name, e["rev"], err))
+                        broken = True
+                        break
+                elif e["e"] == "progress":
+                    end = e["rev"]
+                    break
+            if end is None or broken:
+                continue  # cut off inside the snapshot: nothing complete to compare
+            expected = h.states_at(end, covers)
+            for state in sorted(set(expected) | set(copy_)):
+                if state not in copy_:
+                    v.append("%s: the snapshot ended at %d lacks %s, which exists" % (name, end, state))
+                elif state not in expected:
+                    v.append("%s: the snapshot ended at %d holds %s, which the history does not" % (name, end, state))
+                elif copy_[state] != expected[state][0]:
+                    v.append("%s: the snapshot ended at %d has %s = %s; the history has %s"
+                             % (name, end, state, describe(copy_[state]), describe(expected[state][0])))
     return "watch snapshots match the history", n, v
 
 
