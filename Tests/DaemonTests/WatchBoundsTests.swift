@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 @testable import TetherDaemon
 import TetherCore
@@ -200,5 +201,100 @@ final class WatchBoundsTests: XCTestCase {
         if case .progress? = replies.last?.event {} else { XCTFail("the parts end with a progress reply at \(revision)") }
         XCTAssertEqual(copy.count, 12)
         XCTAssertTrue(copy.values.allSatisfy { $0 == .string(big) }, "each state's /0 is now the big string")
+    }
+
+    /// Lines of a child's stdout, read as they come (a line may be 16 MB:
+    /// only the new bytes are searched for its end).
+    private final class Lines {
+        let handle: FileHandle
+        var buffer: [UInt8] = []
+        var searched = 0
+        init(_ handle: FileHandle) { self.handle = handle }
+        func next() -> String? {
+            while true {
+                if let newline = buffer[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                    buffer.removeSubrange(...newline)
+                    searched = 0
+                    return line
+                }
+                searched = buffer.count
+                let data = handle.availableData  // blocks until bytes or the end
+                if data.isEmpty { return nil }
+                buffer.append(contentsOf: data)
+            }
+        }
+    }
+
+    /// The case end to end: `tetherctl watch --path /0` over the 12
+    /// states, and the 624-byte Transaction: it used to exit on the
+    /// 18,000,691-byte reply ("a reply longer than 16777216 bytes"); now it
+    /// prints the parts and the progress, and goes on.
+    func testTetherctlWatchOfAPathSeesTheLongCommitInParts() throws {
+        let daemon = try DaemonFixture(arguments: ["--memory"])
+        defer { daemon.stop() }
+        let fd = try connectStream(daemon.socketPath)
+        defer { close(fd) }
+        var decoder = MessageDecoder(maxMessage: Limits.defaults.maxReply)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        func call(_ method: String, _ parameters: ValueObject) throws -> Reply {
+            var bytes: [UInt8] = []
+            try MessageEncoder.append(Call(method: method, parameters: parameters), to: &bytes)
+            XCTAssertEqual(bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }, bytes.count)
+            while true {
+                if let message = try decoder.next() { return try Reply(parsing: message) }
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { throw FixtureError("the daemon closed the connection") }
+                decoder.append(buffer[..<n])
+            }
+        }
+        let big = String(repeating: "q", count: 1_500_000)
+        let names = (0..<12).map { "arr" + ($0 < 10 ? "0" : "") + "\($0)" }
+        for name in names {
+            XCTAssertNil(try call("io.tether.Set", object(["name": .string(name), "value": .array([0, .string(big)])])).error)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonFixture.product("tetherctl"))
+        process.arguments = ["--address", daemon.address, "watch", "--prefix", "arr", "--path", "/0"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = Lines(out.fileHandleForReading)
+        var snapshots = 0
+        while let line = lines.next() {
+            let reply = try Value(json: line)
+            guard case .object(let r) = reply else { return XCTFail(line) }
+            if r.string("event") == "snapshot" { snapshots += 1 }
+            if r.string("event") == "progress" { break }
+        }
+        XCTAssertEqual(snapshots, 12)
+        var ops: [Value] = []
+        for name in names { ops.append(.object(object(["op": "remove", "name": .string(name), "path": "/0"]))) }
+        let txn = try call("io.tether.Transaction", object(["ops": .array(ops)]))
+        let revision = try XCTUnwrap(txn.parameters.int("revision"))
+        var seen: [String: Value] = [:]
+        var parts = 0
+        var ended = false
+        while let line = lines.next() {
+            XCTAssertLessThanOrEqual(line.utf8.count, Limits.defaults.maxReply)
+            guard case .object(let r) = try Value(json: line) else { return XCTFail("not an object") }
+            XCTAssertEqual(r.int("revision"), revision)
+            if r.string("event") == "change", case .array(let changes)? = r["changes"] {
+                parts += 1
+                for case .object(let c) in changes { seen[c.string("name") ?? ""] = c["value"] }
+            }
+            if r.string("event") == "progress" { ended = true; break }
+        }
+        XCTAssertTrue(ended, "tetherctl went on past the long commit: \(String(decoding: err.fileHandleForReading.availableData.prefix(300), as: UTF8.self))")
+        XCTAssertTrue(process.isRunning, "tetherctl is still watching")
+        XCTAssertGreaterThanOrEqual(parts, 2)
+        XCTAssertEqual(Set(seen.keys), Set(names))
+        XCTAssertTrue(seen.values.allSatisfy { $0 == .string(big) })
+        process.terminate()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "SIGTERM ends a watch with exit 0")
     }
 }
