@@ -261,8 +261,8 @@ public final class Service {
     /// per listed name that does not exist), then progress. It is sent a
     /// slice at a time while the peer is not backed up, from a cursor into
     /// the store's sorted names (`SnapshotStream`), each value read when
-    /// its reply is made, at that revision; the rest follows as the peer
-    /// reads (`catchUp`). A snapshot under way is replaced.
+    /// its reply is made, at that revision; the rest follows on the loop's
+    /// next turns and as the peer reads. A snapshot under way is replaced.
     private func snapshot(_ w: Watcher, resync: Bool) {
         w.stream = SnapshotStream(parameters: w.parameters, resync: resync)
         w.sentRevision = store.revision  // no state sent yet: nothing is owed
@@ -271,9 +271,10 @@ public final class Service {
     }
 
     /// Sends the next slice of `w`'s snapshot: until the peer is backed up
-    /// or the slice has made `Session.sliceBytes`; the last one ends with
-    /// the progress reply. Changes of states sent are owed from
-    /// `w.sentRevision` on (the caller sent them up to now).
+    /// (it goes on when the peer reads: `catchUp`) or the slice has made
+    /// `snapshotSliceBytes` (it goes on next loop turn: `resumeWatch`); the
+    /// last one ends with the progress reply. Changes of states sent are
+    /// owed from `w.sentRevision` on (the caller sent them up to now).
     private func streamSnapshot(_ w: Watcher) {
         guard let s = w.stream else { return }
         let p = w.parameters
