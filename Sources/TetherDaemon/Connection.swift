@@ -81,6 +81,9 @@ final class Connection {
     /// The next slice of waiting calls (the daemon's idle turn, or output
     /// that drained), and reading again once none waits.
     func resume() {
+        // A snapshot that yielded after a slice goes on (Service.streamSnapshot),
+        // or, backed up, waits for its output to drain (the write callback).
+        if !closing && session.watcher?.yielded == true { daemon.service.resumeWatch(session) }
         guard !closing, !session.isBackedUp else { return }
         if session.inputWaits { session.drainInput() }
         if session.inputWaits {

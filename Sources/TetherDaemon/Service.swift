@@ -240,18 +240,14 @@ public final class Service {
         let now = store.revision
         if let from = p.fromRevision {
             let sameEpoch = p.epoch == nil || p.epoch == store.epoch
-            if sameEpoch, from <= now, let history = store.log.commits(after: from, current: now) {
-                var replay: [(Commit, [Change])] = []
-                var complete = true
-                for commit in history {
-                    guard let changes = w.filter(commit, current: nil) else { complete = false; break }
-                    if !changes.isEmpty { replay.append((commit, changes)) }
-                }
-                if complete {
-                    for (commit, changes) in replay { send(changes, of: commit, to: w) }
-                    sendProgress(w)
-                    return
-                }
+            if sameEpoch, from <= now, let history = store.log.commits(after: from, current: now),
+               history.allSatisfy({ w.filter($0, current: nil) != nil }) {
+                // The history is replayed like a watch that fell behind:
+                // as far as the watch buffer allows, the rest as it reads.
+                w.sentRevision = from
+                w.behind = true
+                catchUp(session)
+                return
             }
             snapshot(w, resync: true)
             log.event("watch-resync", "peer" => session.peer.description, "from" => "\(from)",
@@ -261,32 +257,75 @@ public final class Service {
         snapshot(w, resync: false)
     }
 
-    /// One snapshot reply per watched state (and per listed name that does
-    /// not exist), then progress, all at the current revision.
+    /// Starts sending a snapshot: one snapshot reply per watched state (and
+    /// per listed name that does not exist), then progress. It is sent a
+    /// slice at a time while the peer is not backed up, from a cursor into
+    /// the store's sorted names (`SnapshotStream`), each value read when
+    /// its reply is made, at that revision; the rest follows on the loop's
+    /// next turns and as the peer reads. A snapshot under way is replaced.
     private func snapshot(_ w: Watcher, resync: Bool) {
+        w.stream = SnapshotStream(parameters: w.parameters, resync: resync)
+        w.sentRevision = store.revision  // no state sent yet: nothing is owed
+        w.behind = true
+        streamSnapshot(w)
+    }
+
+    /// Sends the next slice of `w`'s snapshot: until the peer is backed up
+    /// (it goes on when the peer reads: `catchUp`) or the slice has made
+    /// `snapshotSliceBytes` (it goes on next loop turn: `resumeWatch`); the
+    /// last one ends with the progress reply. Changes of states sent are
+    /// owed from `w.sentRevision` on (the caller sent them up to now).
+    private func streamSnapshot(_ w: Watcher) {
+        guard let s = w.stream else { return }
         let p = w.parameters
-        var seen = Set<String>()
-        func entry(_ name: String) {
-            guard seen.insert(name).inserted else { return }
-            var value: Value?
-            var modified: UInt64 = 0
-            if let r = store.record(name), let whole = try? r.value {
-                value = p.path.isRoot ? whole : whole.valueIfPresent(at: p.path)
-                modified = value == nil ? 0 : r.modified
+        let session = w.session
+        let start = session.output.count
+        w.yielded = false
+        while !session.isBackedUp {
+            if session.output.count - start >= Service.snapshotSliceBytes {
+                // The rest on the loop's next turn, after the others.
+                w.yielded = true
+                if let connection = session.connection { connection.daemon.resumeLater(connection) }
+                break
             }
-            let reply = WatchReply(event: .snapshot(Entry(name: name, value: value, modified: modified), resync: resync),
-                                   revision: store.revision, epoch: store.epoch)
-            w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+            if s.nextListed < p.names.count {
+                let name = p.names[s.nextListed]
+                s.nextListed += 1
+                if s.sentListed.insert(name).inserted { snapshotEntry(name, of: w, resync: s.resync) }
+                continue
+            }
+            guard !s.prefixDone, let prefix = p.prefix else { break }
+            guard let name = store.name(withPrefix: prefix, after: s.lastPrefixName) else {
+                s.prefixDone = true
+                break
+            }
+            s.lastPrefixName = name
+            if !s.listed.contains(name) { snapshotEntry(name, of: w, resync: s.resync) }
         }
-        for name in p.names { entry(name) }
-        if let prefix = p.prefix {
-            for name in store.names(withPrefix: prefix) { entry(name) }
+        w.sentRevision = store.revision
+        if s.nextListed >= p.names.count && s.prefixDone {
+            w.stream = nil
+            w.behind = false
+            // Flagged too: a resync of a prefix that no state matches sends no
+            // snapshot reply, and the client must still drop what it had
+            // (found by the fuzzer: a Watch from revision 0 after a Compact,
+            // with every state removed, looked like a clean resume).
+            sendProgress(w, resync: s.resync)
         }
-        // Flagged too: a resync of a prefix that no state matches sends no
-        // snapshot reply, and the client must still drop what it had
-        // (found by the fuzzer: a Watch from revision 0 after a Compact,
-        // with every state removed, looked like a clean resume).
-        sendProgress(w, resync: resync)
+    }
+
+    private func snapshotEntry(_ name: String, of w: Watcher, resync: Bool) {
+        let path = w.parameters.path
+        var value: Value?
+        var modified: UInt64 = 0
+        if let r = store.record(name), let whole = try? r.value {
+            value = path.isRoot ? whole : whole.valueIfPresent(at: path)
+            modified = value == nil ? 0 : r.modified
+        }
+        let reply = WatchReply(event: .snapshot(Entry(name: name, value: value, modified: modified), resync: resync),
+                               revision: store.revision, epoch: store.epoch)
+        w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+        w.sentSinceTick = true
     }
 
     private func sendProgress(_ w: Watcher, resync: Bool = false) {
@@ -296,12 +335,76 @@ public final class Service {
         w.sentSinceTick = true
     }
 
-    private func send(_ changes: [Change], of commit: Commit, to w: Watcher) {
+    /// The changes of `commit` a watch is sent: one reply, or, when that
+    /// reply would be longer than `max_reply`, several replies of the same
+    /// revision, each holding all of the commit's changes to some of the
+    /// states, followed by a progress reply at that revision
+    /// (docs/protocol.md, "Watch"). When one state's changes alone would
+    /// not fit, the watch resyncs instead. Returns false then.
+    @discardableResult
+    private func send(_ changes: [Change], of commit: Commit, to w: Watcher) -> Bool {
+        let session = w.session
+        let before = session.output.count
         let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
                                revision: commit.revision, epoch: store.epoch)
-        w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+        session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
         w.sentRevision = commit.revision
         w.sentSinceTick = true
+        let maxReply = store.limits.maxReply
+        guard session.output.count - before > maxReply else { return true }
+        session.output.removeSubrange(before...)
+        return sendSplit(changes, of: commit, to: w, maxReply: maxReply)
+    }
+
+    private func sendSplit(_ changes: [Change], of commit: Commit, to w: Watcher, maxReply: Int) -> Bool {
+        func encoded(_ list: [Change]) -> Int {
+            let reply = WatchReply(event: .change(list, tag: commit.tag, origin: commit.origin),
+                                   revision: commit.revision, epoch: store.epoch)
+            var bytes: [UInt8] = []
+            try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)
+            return bytes.count
+        }
+        // Each state's changes, in the commit's order, as one group.
+        var order: [String] = []
+        var groups: [String: [Change]] = [:]
+        for change in changes {
+            if groups[change.name] == nil { order.append(change.name) }
+            groups[change.name, default: []].append(change)
+        }
+        let overhead = encoded([])
+        var parts: [[Change]] = []
+        var part: [Change] = []
+        var size = overhead
+        for name in order {
+            let group = groups[name]!
+            let cost = encoded(group) - overhead + 1  // its changes, and a comma
+            if overhead + cost > maxReply {
+                log.event("watch-resync", "peer" => w.session.peer.description, "revision" => "\(commit.revision)",
+                          "reason" => "the changes to '\(name)' are longer than max_reply")
+                snapshot(w, resync: true)
+                return false
+            }
+            if size + cost > maxReply && !part.isEmpty {
+                parts.append(part)
+                part = []
+                size = overhead
+            }
+            part += group
+            size += cost
+        }
+        if !part.isEmpty { parts.append(part) }
+        for list in parts {
+            let reply = WatchReply(event: .change(list, tag: commit.tag, origin: commit.origin),
+                                   revision: commit.revision, epoch: store.epoch)
+            w.session.send(Reply(parameters: reply.parameters, continues: true), oneway: false)
+        }
+        log.event("watch-split", "peer" => w.session.peer.description, "revision" => "\(commit.revision)",
+                  "parts" => "\(parts.count)")
+        let progress = WatchReply(event: .progress(resync: false), revision: commit.revision, epoch: store.epoch)
+        w.session.send(Reply(parameters: progress.parameters, continues: true), oneway: false)
+        w.sentRevision = commit.revision
+        w.sentSinceTick = true
+        return true
     }
 
     private func publish(_ commit: Commit) {
@@ -329,6 +432,10 @@ public final class Service {
                     try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)
                     shared = bytes
                 }
+                guard shared!.count <= store.limits.maxReply else {
+                    send(changes, of: commit, to: w)  // split, once per watcher
+                    continue
+                }
                 w.session.send(encoded: shared!)
                 w.sentRevision = commit.revision
                 w.sentSinceTick = true
@@ -341,9 +448,11 @@ public final class Service {
     /// A watch that fell behind, whose peer has read enough: send what it
     /// missed from the commit log, as far as its buffer allows, or, when the
     /// log no longer holds it (or it cannot be replayed exactly), a resync.
-    /// Nothing is ever skipped silently.
+    /// Nothing is ever skipped silently. A snapshot being sent is a watch
+    /// behind too: the commits since its last slice (to the states it has
+    /// sent) come first, then its next slice.
     func catchUp(_ session: Session) {
-        guard let w = session.watcher, w.behind else { return }
+        guard let w = session.watcher, w.behind, !w.yielded else { return }
         let now = store.revision
         guard let history = store.log.commits(after: w.sentRevision, current: now) else {
             w.behind = false
@@ -358,12 +467,29 @@ public final class Service {
                 snapshot(w, resync: true)
                 return
             }
-            if !changes.isEmpty { send(changes, of: commit, to: w) }
+            if !changes.isEmpty { guard send(changes, of: commit, to: w) else { return } }
             w.sentRevision = commit.revision
             if session.isBackedUp && commit.revision < now { return }  // more when it drains again
         }
+        if w.stream != nil {
+            if !session.isBackedUp { streamSnapshot(w) }
+            return
+        }
         w.behind = false
         sendProgress(w)
+    }
+
+    /// Output one slice of a snapshot may make before it yields to the
+    /// loop's next turn.
+    static let snapshotSliceBytes = 256 << 10
+
+    /// The loop's next turn for a connection whose snapshot slice yielded
+    /// (`Connection.resume`; tests call it as the loop would): its watch
+    /// goes on.
+    public func resumeWatch(_ session: Session) {
+        guard let w = session.watcher else { return }
+        w.yielded = false
+        catchUp(session)
     }
 
     /// Called now and then: every watch that was sent nothing since the

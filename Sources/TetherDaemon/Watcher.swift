@@ -14,13 +14,28 @@ final class Watcher {
     /// Its peer stopped reading: changes after `sentRevision` wait in the
     /// commit log (or become a resync) until it drains.
     var behind = false
+    /// The snapshot still being sent (nil once its progress reply went).
+    /// While it is, the watch is `behind`: commits wait in the log and are
+    /// sent, for the states whose snapshot reply went, before the next
+    /// slice of the snapshot (`Service.catchUp`).
+    var stream: SnapshotStream?
+    /// Its snapshot's last slice ended at the slice size, not at the
+    /// buffer: the next slice waits for the loop's next turn
+    /// (`Service.resumeWatch`), so a peer that reads as fast as it is
+    /// written still lets every other connection be served in between.
+    var yielded = false
 
     init(session: Session, parameters: WatchParameters) {
         self.session = session
         self.parameters = parameters
     }
 
-    func covers(_ name: String) -> Bool { parameters.covers(name) }
+    /// Whether changes to `name` are sent: it is watched, and its snapshot
+    /// reply, if one is still being sent, went already.
+    func covers(_ name: String) -> Bool {
+        guard parameters.covers(name) else { return false }
+        return stream?.hasSent(name) ?? true
+    }
 
     /// The changes of `commit` this watch is sent, with paths seen from
     /// its own path: changes at or below it as they are, a change above it

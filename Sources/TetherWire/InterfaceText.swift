@@ -245,8 +245,12 @@ method Declare(
 # names (which need not exist yet) and every state whose name starts with
 # prefix; with path, only what happens at that path in them.
 # Without from_revision: one snapshot reply per watched state that exists
-# (and per listed name that does not), all at one revision, then a
-# progress reply, then one change reply per commit that touches the watch.
+# (and per listed name that does not), each at the revision it was read
+# (a snapshot is streamed as the client reads; a commit meanwhile is sent
+# for the states already sent, after their snapshot replies), then a
+# progress reply, then one change reply per commit that touches the watch
+# (a reply that would pass max_reply is split by state into replies of the
+# same revision, then a progress reply).
 # With from_revision: every change after that revision, then a progress
 # reply, then live. When the daemon no longer has that history, or epoch is
 # not the daemon's, it sends a fresh snapshot and then a progress reply,

@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tether.h"
 
@@ -90,6 +91,31 @@ static inline void check_fail_(const char *file, int line, const char *fmt, ...)
   fflush(stderr);
   pthread_mutex_unlock(&check_mutex_);
 }
+
+/* Waits that poll (a spin on sched_yield) end: one that has not seen its
+ * condition after CHECK_WAIT_SECONDS fails a check naming what it waited
+ * for and stops waiting, so a regression fails the case instead of hanging
+ * CI until the harness's timeout (issue 36).
+ *
+ *   double until = check_deadline();
+ *   while (!ready && !CHECK_PAST(until, "the reader to start")) sched_yield();
+ */
+#define CHECK_WAIT_SECONDS 30
+
+static inline double check_now_(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static inline double check_deadline(void) { return check_now_() + CHECK_WAIT_SECONDS; }
+
+static inline int check_past_(double until, const char *what, const char *file, int line) {
+  if (check_now_() < until) return 0;
+  check_fail_(file, line, "gave up after %d s waiting for %s", CHECK_WAIT_SECONDS, what);
+  return 1;
+}
+#define CHECK_PAST(until, what) check_past_((until), (what), __FILE__, __LINE__)
 
 /* A registration's destroy function must run exactly once, and never while
  * its callback runs. The caller counts both (under its own lock) and hands
@@ -234,7 +260,8 @@ static inline int check_value_json_(const tether_value_t *got, const char *expec
  * json means "expect a NULL pointer" (no value). */
 #define CHECK_VALUE(got, json) check_value_json_((got), (json), #got, __FILE__, __LINE__)
 
-/* Prints a one-line summary and returns the process exit status. */
+/* Prints a one-line summary and returns the process exit status. A run in
+ * which no check ran at all fails: it proves nothing (issue 36). */
 static inline int check_report(const char *name) {
   long passed, failed;
   pthread_mutex_lock(&check_mutex_);
@@ -242,8 +269,22 @@ static inline int check_report(const char *name) {
   failed = check_failed_;
   pthread_mutex_unlock(&check_mutex_);
   printf("%s: %ld checks passed, %ld failed\n", name, passed, failed);
+  if (passed + failed == 0) printf("%s: no check ran (a case that checks nothing cannot fail)\n", name);
   fflush(stdout);
-  return failed == 0 ? 0 : 1;
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+/* The exit status of a skipped case or program (automake's): run.sh prints
+ * SKIP, counts it apart, and under CI=true fails it unless it is listed in
+ * Tests/allowed-skips.txt. */
+#define CHECK_SKIPPED 77
+
+/* Says why `name` is skipped (one line, "NAME: skipped (REASON)", which
+ * run.sh shows) and returns CHECK_SKIPPED. */
+static inline int check_skip(const char *name, const char *reason) {
+  printf("%s: skipped (%s)\n", name, reason);
+  fflush(stdout);
+  return CHECK_SKIPPED;
 }
 
 /* ---- small helpers used by several examples ----------------------------- */

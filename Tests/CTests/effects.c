@@ -1293,7 +1293,9 @@ static void *last_error_reader(void *arg) {
 static void *last_error_writer(void *arg) {
   last_error_race_t *r = arg;
   int i;
-  while (!atomic_load(&r->started)) sched_yield(); /* the reader is in its loop: they overlap */
+  double until = check_deadline();
+  /* the reader is in its loop: they overlap */
+  while (!atomic_load(&r->started) && !CHECK_PAST(until, "the reader to start")) sched_yield();
   /* Odd writes fail the run (2), even ones (3, 5, 7, ...) let it succeed. */
   for (i = 0; i < 3000; i++) tether_state_set_int(r->source, i % 2 ? 2 : i + 3);
   atomic_store(&r->done, 1);

@@ -11,8 +11,14 @@
 #     ...
 #     130 passed, 1 failed
 #
-# The last line is always "N passed, N failed"; the exit status is 1 when any
-# lesson or case failed (a build failure counts as a failure).
+# The last line is always "N passed, N failed, N skipped"; the exit status is
+# 1 when any lesson or case failed (a build failure counts as a failure).
+#
+# A program that exits 77 (check_skip in check.h) was skipped: it prints
+# SKIP, with the reason from its "NAME: skipped (REASON)" line, and counts
+# apart. Under CI=true a skip fails unless its name is on
+# Tests/allowed-skips.txt (with its reason): a skipped test proves nothing,
+# and must not pass silently.
 #
 # Environment:
 #   CC            C compiler (default cc; the sanitizer modes pick their own
@@ -32,6 +38,7 @@
 #                 such program (a lesson with the line "harness: tetherd",
 #                 a case named remote_*) gets a daemon of its own, started
 #                 and supervised by support/with_tetherd.c
+#   CI            "true": a skip not on Tests/allowed-skips.txt is a failure
 #   EXTRA_RESULTS results of steps run before this script, as name=exitcode
 #                 words (make test passes "swift-test=0 check-install=0"):
 #                 reported as PASS/FAIL lines and counted in the total, so
@@ -121,7 +128,13 @@ esac
 mkdir -p "$bindir"
 passed=0
 failed=0
+skipped=0
 failed_names=()
+
+# Whether NAME may skip under CI=true (Tests/allowed-skips.txt).
+skip_allowed() {
+  [ -f "$root/Tests/allowed-skips.txt" ] && grep -qE "^$1([[:space:]]|\$)" "$root/Tests/allowed-skips.txt"
+}
 
 for result in ${EXTRA_RESULTS:-}; do
   name=${result%%=*}
@@ -151,6 +164,19 @@ run_one() {
   if [ "$rc" -eq 0 ]; then
     echo "PASS $label"
     passed=$((passed + 1))
+    return
+  fi
+  if [ "$rc" -eq 77 ]; then
+    local name=${label#lesson } reason
+    reason=$(sed -n 's/^.*: skipped (\(.*\))$/\1/p' "$log" | head -n 1)
+    if [ "${CI:-}" = true ] && ! skip_allowed "$name"; then
+      echo "FAIL $label (skipped under CI=true, and not on Tests/allowed-skips.txt: ${reason:-no reason given})"
+      failed=$((failed + 1))
+      failed_names+=("$label")
+    else
+      echo "SKIP $label (${reason:-no reason given})"
+      skipped=$((skipped + 1))
+    fi
     return
   fi
   local why
@@ -237,5 +263,5 @@ else
 fi
 
 if [ "$failed" -gt 0 ]; then echo "failed: ${failed_names[*]}"; fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

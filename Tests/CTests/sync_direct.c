@@ -385,8 +385,11 @@ static void *write_two_from_thread(void *arg) {
 
 static void write_from_thread(obs_t *o) {
   int64_t v = 0;
+  double until = check_deadline();
   o->rc = pthread_create(&helper, NULL, write_two_from_thread, NULL);
-  while (o->rc == 0 && tether_state_get_int(pinned_state, &v) == TETHER_OK && v != 2) sched_yield();
+  while (o->rc == 0 && tether_state_get_int(pinned_state, &v) == TETHER_OK && v != 2 &&
+         !CHECK_PAST(until, "the other thread's write of 2"))
+    sched_yield();
 }
 
 TEST_CASE(sync_direct_write_from_another_thread) {
@@ -421,8 +424,11 @@ static void *free_from_thread(void *arg) {
 
 static void free_runtime_from_thread(obs_t *o) {
   int64_t v = 0;
+  double until = check_deadline();
   o->rc = pthread_create(&helper, NULL, free_from_thread, NULL);
-  while (o->rc == 0 && tether_state_get_int(pinned_state, &v) != TETHER_ESTALE) sched_yield();
+  while (o->rc == 0 && tether_state_get_int(pinned_state, &v) != TETHER_ESTALE &&
+         !CHECK_PAST(until, "the other thread's free to make the state stale"))
+    sched_yield();
 }
 
 TEST_CASE(sync_direct_free_runtime_from_another_thread) {

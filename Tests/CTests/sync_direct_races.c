@@ -59,7 +59,9 @@ static void *race_remover(void *arg) {
   (void)arg;
   for (int k = 0; k < RACE_OBSERVERS; k++) {
     int i = (k % 2 == 0) ? RACE_OBSERVERS / 2 + k / 2 : RACE_OBSERVERS / 2 - 1 - k / 2;
-    while (atomic_load(&removed_obs[i].calls) == 0) sched_yield();
+    double until = check_deadline();
+    while (atomic_load(&removed_obs[i].calls) == 0 && !CHECK_PAST(until, "the writer to call the observer"))
+      sched_yield();
     remove_rc |= tether_observer_remove(removed_obs[i].handle);
     sched_yield();
   }

@@ -29,4 +29,17 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(r.status, 0, "robustness.py found a violation or could not run (its output is above)")
         XCTAssertTrue(r.stdout.contains("every check passed"), "robustness.py did not pass")
     }
+
+    /// The validators on canned runs, without a daemon (issue 36): a good
+    /// run passes; each check's fault is caught by that check, by a
+    /// violation naming it; a fault with nothing to act on fails the
+    /// self-check (Tests/robustness/test_validators.py).
+    func testValidatorsOnCannedRuns() throws {
+        let script = URL(fileURLWithPath: Self.script).deletingLastPathComponent().path + "/test_validators.py"
+        let r = try DaemonFixture.run("/usr/bin/env", ["python3", script])
+        print(r.stdout, terminator: "")
+        if !r.stderr.isEmpty { print(r.stderr, terminator: "") }
+        XCTAssertEqual(r.status, 0, "test_validators.py failed (its output is above)")
+        XCTAssertTrue(r.stdout.contains("test_validators: 0 failed"), "test_validators.py did not finish")
+    }
 }

@@ -95,7 +95,9 @@ final class SessionTests: XCTestCase {
         let good = d.connect()
         bad.send(raw: [UInt8](repeating: UInt8(ascii: " "), count: 2000))
         XCTAssertEqual(bad.replies().first?.error, "io.tether.LimitExceeded")
-        XCTAssertNotNil(bad.session.closeReason)
+        let reason = try XCTUnwrap(bad.session.closeReason)
+        XCTAssertTrue(reason.contains("1024"), "the reason names the limit: \(reason)")
+        XCTAssertNil(good.session.closeReason)
         good.ok("io.tether.Set", ["name": "x", "value": 1])
     }
 
@@ -196,7 +198,8 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(r[0].parameters["changes"], json(#"[{"name":"missing","op":"remove","path":"/theme"},{"name":"settings","op":"remove","path":"/theme"}]"#))
         // Nothing else may be called on a watch's connection.
         w.send("io.tether.Get", ["name": "missing"])
-        XCTAssertNotNil(w.session.closeReason)
+        XCTAssertTrue(w.replies().isEmpty, "no reply: an error would end the Watch for the client")
+        XCTAssertEqual(w.session.closeReason, "a call after Watch on the same connection (give each Watch its own connection)")
         // Idle: progress at the current revision.
         let idle = d.connect()
         idle.send("io.tether.Watch", ["prefix": "zzz"], more: true)
@@ -242,7 +245,8 @@ final class SessionTests: XCTestCase {
         d.connect().ok("io.tether.Set", ["name": "secret", "value": 2])
         let refused = d.connect(uid: stranger)
         refused.fails("io.tether.Get", ["name": "pub.a"], with: "org.varlink.service.PermissionDenied")
-        XCTAssertNotNil(refused.session.closeReason)
+        let reason = try XCTUnwrap(refused.session.closeReason)
+        XCTAssertTrue(reason.hasPrefix("refused: ") && reason.contains("\(stranger)"), "the reason names the uid: \(reason)")
         let r = d.connect(uid: reader)
         XCTAssertEqual(r.ok("io.tether.Get", ["name": "pub.a"])["value"], Value.int(1))
         r.fails("io.tether.Get", ["name": "secret"], with: "io.tether.AccessDenied")
@@ -262,9 +266,16 @@ final class SessionTests: XCTestCase {
         XCTAssertFalse(grant.mayRead("other"))
         XCTAssertNotNil(policy.grant(for: Peer(pid: 1, uid: 77777, gid: 50)))
         XCTAssertNil(policy.grant(for: Peer(pid: 1, uid: 77777, gid: 77777)))
-        XCTAssertThrowsError(try AccessPolicy(owner: 1, json: #"{"grants":[{"uid":1,"access":"all","prefixes":[]}]}"#))
-        XCTAssertThrowsError(try AccessPolicy(owner: 1, json: #"{"grants":[{"access":"read","prefixes":[""]}]}"#))
-        XCTAssertThrowsError(try AccessPolicy(owner: 1, json: "{"))
+        func refusal(_ text: String, _ code: ErrorCode, _ message: String, line: UInt = #line) {
+            XCTAssertThrowsError(try AccessPolicy(owner: 1, json: text), line: line) { error in
+                guard let e = error as? TetherError else { return XCTFail("\(error)", line: line) }
+                XCTAssertEqual(e.code, code, "\(e)", line: line)
+                XCTAssertTrue(e.message.contains(message), "\(e.message)", line: line)
+            }
+        }
+        refusal(#"{"grants":[{"uid":1,"access":"all","prefixes":[]}]}"#, .invalidArgument, #"grants[0].access must be "read" or "read-write""#)
+        refusal(#"{"grants":[{"access":"read","prefixes":[""]}]}"#, .invalidArgument, "grants[0] must name a uid, user, gid or group")
+        refusal("{", .badJSON, "invalid JSON at line 1")
     }
 
     func testServiceInterface() throws {

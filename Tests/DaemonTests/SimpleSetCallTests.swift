@@ -18,6 +18,8 @@ final class SimpleSetCallTests: XCTestCase {
         var fastClient: InProcessDaemon.Client
         var slowClient: InProcessDaemon.Client
         let uid: UInt32
+        /// Why the last message's connection closed (both paths agree), if it did.
+        var lastCloseReason: String?
 
         init(limits: Limits = .defaults, policy: AccessPolicy? = nil, uid: UInt32 = getuid()) throws {
             fast = try InProcessDaemon(limits: limits, policy: policy)
@@ -42,6 +44,7 @@ final class SimpleSetCallTests: XCTestCase {
             XCTAssertEqual(a, b, "reply bytes to \(shown)", file: file, line: line)
             XCTAssertEqual(fast.store.revision, slow.store.revision, "revision after \(shown)", file: file, line: line)
             XCTAssertEqual(fastClient.session.closeReason, slowClient.session.closeReason, file: file, line: line)
+            lastCloseReason = fastClient.session.closeReason
             if fastClient.session.closeReason != nil {  // go on with a new connection
                 fastClient = fast.connect(uid: uid)
                 slowClient = slow.connect(uid: uid)
@@ -262,10 +265,19 @@ final class SimpleSetCallTests: XCTestCase {
         for maxDepth in [0, 1, 2, 3, 4, 6] {
             let pair = try Pair(limits: Limits(maxDepth: maxDepth))
             for depth in 0...6 {
+                // The value sits two levels down in the call ({"parameters":{"value":…}}):
+                // it may nest maxDepth - 2 levels; anything deeper is BadJSON.
+                let allowed = depth + 2 <= maxDepth
                 let value = String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
-                pair.send(SimpleSetCallTests.set("d", value))
                 let object = String(repeating: #"{"k":"#, count: depth) + "1" + String(repeating: "}", count: depth)
-                pair.send(SimpleSetCallTests.set("d", object))
+                for v in [value, object] {
+                    let reply = pair.send(SimpleSetCallTests.set("d", v))
+                    if allowed {
+                        XCTAssertTrue(reply.hasPrefix(#"{"parameters":{"revision":"#), "depth \(depth) under max_depth \(maxDepth): \(reply)")
+                    } else {
+                        XCTAssertTrue(reply.contains(#""error":"io.tether.BadJSON""#), "depth \(depth) over max_depth \(maxDepth): \(reply)")
+                    }
+                }
             }
         }
     }
@@ -274,21 +286,37 @@ final class SimpleSetCallTests: XCTestCase {
         let other: UInt32 = getuid() == 4242 ? 4243 : 4242
         let policy = try AccessPolicy(owner: getuid(), json: #"{"grants":[{"uid":\#(other),"access":"read-write","prefixes":["w."]},{"uid":\#(other),"access":"read","prefixes":["r."]}]}"#)
         let owner = try Pair(policy: policy)
-        owner.send(SimpleSetCallTests.set("r.x", "1"))
-        owner.send(SimpleSetCallTests.set("w.x", "1"))
+        let ok = #"{"parameters":{"revision":"#, denied = #""error":"io.tether.AccessDenied""#
+        XCTAssertTrue(owner.send(SimpleSetCallTests.set("r.x", "1")).hasPrefix(ok))
+        XCTAssertTrue(owner.send(SimpleSetCallTests.set("w.x", "1")).hasPrefix(ok))
         let granted = try Pair(policy: policy, uid: other)
         for name in ["r.x", "w.x", "w.y", "z"] {
-            granted.send(SimpleSetCallTests.set(name, "2"))
-            granted.send(SimpleSetCallTests.set(name, "2"))
+            let mayWrite = name.hasPrefix("w.")
+            for _ in 0..<2 {
+                let reply = granted.send(SimpleSetCallTests.set(name, "2"))
+                XCTAssertTrue(mayWrite ? reply.hasPrefix(ok) : reply.contains(denied), "\(name): \(reply)")
+            }
         }
+        // A uid without a grant is refused at accept: its Set is never read.
+        let before = (granted.fast.store.revision, granted.slow.store.revision)
         let stranger = try Pair(policy: policy, uid: other + 1)
-        stranger.send(SimpleSetCallTests.set("w.x", "3"))
+        let refused = stranger.send(SimpleSetCallTests.set("w.x", "3"))
+        XCTAssertTrue(refused.contains(#""error":"org.varlink.service.PermissionDenied""#) || refused.contains(denied), refused)
+        XCTAssertNotNil(stranger.lastCloseReason)
+        for d in [stranger.fast, stranger.slow] { XCTAssertEqual(d.store.revision, 0, "the stranger wrote nothing") }
+        XCTAssertEqual(before.0, granted.fast.store.revision)
     }
 
     func testAfterAWatchASetClosesTheConnectionAsOnTheSlowPath() throws {
         let pair = try Pair()
-        pair.send(#"{"method":"io.tether.Watch","parameters":{"names":["a"]},"more":true}"#)
-        pair.send(SimpleSetCallTests.set("a", "1"))
+        let snapshot = pair.send(#"{"method":"io.tether.Watch","parameters":{"names":["a"]},"more":true}"#)
+        XCTAssertTrue(snapshot.contains(#""event":"progress""#), snapshot)
+        XCTAssertNil(pair.lastCloseReason)
+        let reply = pair.send(SimpleSetCallTests.set("a", "1"))
+        XCTAssertEqual(reply, "", "no reply: an error would end the Watch for the client")
+        XCTAssertTrue(pair.lastCloseReason?.hasPrefix("a call after Watch") == true, "\(pair.lastCloseReason ?? "not closed")")
+        XCTAssertEqual(pair.fast.store.revision, 0, "the Set was not applied")
+        XCTAssertNil(pair.fast.store.record("a"))
     }
 
     func testWriteReplyBytesAreReplyWriteJSONs() throws {

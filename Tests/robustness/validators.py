@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from model import ABSENT, History, ModelError, net_changes, same_changes
+from model import ABSENT, History, ModelError, apply_change, net_changes, same_changes
 
 MAX_SHOWN = 8  # violations printed per check (all are counted)
 
@@ -69,6 +69,42 @@ def segments(records):
         elif r["k"] in ("lost", "drop", "error") and result:
             result[-1]["end"] = r["k"]
     return result
+
+
+def merged_events(events):
+    """A watch's events with the parts of a split change reply joined into
+    one (docs/protocol.md, "Long commits": change replies of one revision
+    in a row, each holding all the changes to other states)."""
+    out = []
+    for e in events:
+        if (e["e"] == "change" and out and out[-1]["e"] == "change" and out[-1]["rev"] == e["rev"]
+                and not ({c["name"] for c in out[-1]["changes"]} & {c["name"] for c in e["changes"]})):
+            joined = dict(out[-1])
+            joined["changes"] = out[-1]["changes"] + e["changes"]
+            out[-1] = joined
+        else:
+            out.append(e)
+    return out
+
+
+def per_state(changes):
+    by = {}
+    for c in changes:
+        by.setdefault(c["name"], []).append(c)
+    return by
+
+
+def same_per_state(a, b):
+    """The same changes to each state, in order (a split reply groups them
+    by state: the order across states is not kept, nor needed)."""
+    x, y = per_state(a), per_state(b)
+    return x.keys() == y.keys() and all(same_changes(x[k], y[k]) for k in x)
+
+
+def sent_before(name, last):
+    """Whether a snapshot streamed in byte order of names has sent `name`
+    once its last snapshot reply was `last`."""
+    return last is not None and name.encode() <= last.encode()
 
 
 def expected_changes(run, revision, ops):
@@ -207,25 +243,43 @@ def check_no_half_transactions(run):
         if why:
             v.append("revision %d applies transaction %s in part: %s" % (c["rev"], c["tag"], why))
     for name, prefix, records in run.watchers:
-        covers = covers_for(prefix)
-        for r in records:
-            if r["k"] != "event" or r["e"] != "change":
-                continue
-            attempt = run.attempts.get(r.get("tag"))
-            if attempt is None or attempt["kind"] != "transaction":
-                continue
-            n += 1
-            wanted = expected_changes(run, r["rev"], attempt["ops"])
-            if isinstance(wanted, str):
-                v.append("%s saw transaction %s: %s" % (name, r["tag"], wanted))
-            elif not same_changes(r["changes"], [op for op in wanted if covers(op["name"])]):
-                v.append("%s saw transaction %s at revision %d as %s; its changes to watched states are %s"
-                         % (name, r["tag"], r["rev"], describe(r["changes"]),
-                            describe([op for op in wanted if covers(op["name"])])))
-            if run.tag_revision.get(r["tag"]) != r["rev"]:
-                v.append("%s saw transaction %s at revision %d; the history has it at %s"
-                         % (name, r["tag"], r["rev"], run.tag_revision.get(r["tag"])))
+        for seg in segments(records):
+            # While a snapshot streams, a watch is sent the changes to the
+            # states it has sent only (docs/protocol.md).
+            streaming, last_sent = False, None
+            for r in merged_events(seg["events"]):
+                if r["e"] == "snapshot":
+                    streaming = True
+                    if last_sent is None or r["state"]["name"].encode() > last_sent.encode():
+                        last_sent = r["state"]["name"]
+                    continue
+                if r["e"] == "progress":
+                    streaming = False
+                    continue
+                attempt = run.attempts.get(r.get("tag"))
+                if attempt is None or attempt["kind"] != "transaction":
+                    continue
+                n += 1
+                covers = covers_for(prefix)
+                if streaming:
+                    covers = (lambda c, last: lambda state: c(state) and sent_before(state, last))(covers, last_sent)
+                check_watched_transaction(run, name, r, attempt, covers, v)
     return "no half transactions", n, v
+
+
+def check_watched_transaction(run, name, r, attempt, covers, v):
+    """One change reply (its parts joined) of a transaction, as a watch
+    covering `covers` must see it."""
+    wanted = expected_changes(run, r["rev"], attempt["ops"])
+    if isinstance(wanted, str):
+        v.append("%s saw transaction %s: %s" % (name, r["tag"], wanted))
+    elif not same_per_state(r["changes"], [op for op in wanted if covers(op["name"])]):
+        v.append("%s saw transaction %s at revision %d as %s; its changes to watched states are %s"
+                 % (name, r["tag"], r["rev"], describe(r["changes"]),
+                    describe([op for op in wanted if covers(op["name"])])))
+    if run.tag_revision.get(r["tag"]) != r["rev"]:
+        v.append("%s saw transaction %s at revision %d; the history has it at %s"
+                 % (name, r["tag"], r["rev"], run.tag_revision.get(r["tag"])))
 
 
 def check_real_time_order(run):
@@ -281,7 +335,7 @@ def check_watch_order(run):
     for name, prefix, records in run.watchers:
         last = None
         for seg in segments(records):
-            for e in seg["events"]:
+            for e in merged_events(seg["events"]):
                 n += 1
                 rev = e["rev"]
                 if e["e"] == "change":
@@ -306,19 +360,21 @@ def check_watch_no_gaps(run):
         covers = covers_for(prefix)
         pos = None  # the revision up to which this watcher has all
         for seg in segments(records):
-            snapshot_at, before = None, pos
-            for e in seg["events"]:
+            snapshot_at, before, last_sent = None, pos, None
+            for e in merged_events(seg["events"]):
                 rev = e["rev"]
                 if e["e"] == "snapshot":
-                    if snapshot_at is None:
-                        before = pos
+                    if snapshot_at is None or pos is not None:
+                        before, last_sent = pos, None
                     pos, snapshot_at = None, rev
+                    if last_sent is None or e["state"]["name"].encode() > last_sent.encode():
+                        last_sent = e["state"]["name"]
                 elif e["e"] == "progress":
                     if pos is None:
                         if snapshot_at is None and seg["from"] is None:
                             pos = rev  # a fresh watch of states that do not exist yet
                         elif snapshot_at is not None:
-                            if rev != snapshot_at:
+                            if rev < snapshot_at:
                                 v.append("%s: snapshot at %d, then progress at %d" % (name, snapshot_at, rev))
                             pos = rev
                         continue
@@ -330,7 +386,13 @@ def check_watch_no_gaps(run):
                 elif e["e"] == "change":
                     n += 1
                     if pos is None:
-                        v.append("%s: a change at %d before its snapshot was complete" % (name, rev))
+                        # A snapshot streams (docs/protocol.md): a change
+                        # may come for states it has sent, never for one
+                        # still to come.
+                        ahead = [c["name"] for c in e["changes"] if not sent_before(c["name"], last_sent)]
+                        if snapshot_at is None or ahead:
+                            v.append("%s: a change at %d before its snapshot was complete (%s)"
+                                     % (name, rev, ", ".join(ahead) or "no snapshot reply yet"))
                         continue
                     if rev <= pos:
                         pos = max(pos, rev)
@@ -346,7 +408,7 @@ def check_watch_no_gaps(run):
                         wanted = [ch for ch in c["changes"] if covers(ch["name"])]
                         if not wanted:
                             v.append("%s: a change at %d, which touches no watched state" % (name, rev))
-                        elif not same_changes(e["changes"], wanted) or e.get("tag") != c.get("tag"):
+                        elif not same_per_state(e["changes"], wanted) or e.get("tag") != c.get("tag"):
                             v.append("%s: revision %d sent as %s (%s); the history has %s (%s)"
                                      % (name, rev, describe(e["changes"]), e.get("tag"), describe(wanted), c.get("tag")))
                     pos = rev
@@ -396,35 +458,55 @@ def check_watch_resume(run):
 
 
 def check_watch_snapshots(run):
-    """A snapshot at revision R holds exactly the watched states that
-    exist after R in the history, with their values and modified revisions."""
+    """Each snapshot reply at revision R holds the state as the history has
+    it after R (a snapshot streams: its replies may be at several
+    revisions, docs/protocol.md); and the copy the snapshot and the changes
+    sent with it make holds, at the progress reply P that ends it, exactly
+    the watched states that exist after P, with their values."""
     h, v, n = run.history, [], 0
     for name, prefix, records in run.watchers:
         covers = covers_for(prefix)
         for seg in segments(records):
-            snaps = [e for e in seg["events"] if e["e"] == "snapshot"]
-            if not snaps:
+            events = merged_events(seg["events"])
+            first = _first(events, lambda e: e["e"] == "snapshot")
+            if first is None:
                 continue
-            complete = any(e["e"] == "progress" for e in seg["events"])
-            rev = snaps[0]["rev"]
             n += 1
-            got = {}
-            for e in snaps:
-                if e["rev"] != rev:
-                    v.append("%s: one snapshot at revisions %d and %d" % (name, rev, e["rev"]))
-                s = e["state"]
-                if s["exists"]:
-                    got[s["name"]] = (s.get("value"), s["modified"])
-            expected = h.states_at(rev, covers)
-            for state, (value, modified) in got.items():
-                if expected.get(state) != (value, modified):
-                    want = expected.get(state, (ABSENT, 0))
-                    v.append("%s: snapshot at %d has %s = %s (modified %d); the history has %s (modified %d)"
-                             % (name, rev, state, describe(value), modified, describe(want[0]), want[1]))
-            if complete:
-                for state in expected:
-                    if state not in got:
-                        v.append("%s: snapshot at %d lacks %s, which exists" % (name, rev, state))
+            copy_, broken, end = {}, False, None
+            for e in events[first:]:
+                if e["e"] == "snapshot":
+                    s = e["state"]
+                    value, modified = h.value_at(s["name"], e["rev"])
+                    got = (s.get("value"), s["modified"]) if s["exists"] else (ABSENT, 0)
+                    if got != (value, modified):
+                        v.append("%s: snapshot at %d has %s = %s (modified %d); the history has %s (modified %d)"
+                                 % (name, e["rev"], s["name"], describe(got[0]), got[1], describe(value), modified))
+                    if s["exists"]:
+                        copy_[s["name"]] = s.get("value")
+                    else:
+                        copy_.pop(s["name"], None)
+                elif e["e"] == "change":
+                    try:
+                        for c in e["changes"]:
+                            apply_change(copy_, c)
+                    except ModelError as err:
+                        v.append("%s: the change at %d does not apply to the snapshot: %s" % (name, e["rev"], err))
+                        broken = True
+                        break
+                elif e["e"] == "progress":
+                    end = e["rev"]
+                    break
+            if end is None or broken:
+                continue  # cut off inside the snapshot: nothing complete to compare
+            expected = h.states_at(end, covers)
+            for state in sorted(set(expected) | set(copy_)):
+                if state not in copy_:
+                    v.append("%s: the snapshot ended at %d lacks %s, which exists" % (name, end, state))
+                elif state not in expected:
+                    v.append("%s: the snapshot ended at %d holds %s, which the history does not" % (name, end, state))
+                elif copy_[state] != expected[state][0]:
+                    v.append("%s: the snapshot ended at %d has %s = %s; the history has %s"
+                             % (name, end, state, describe(copy_[state]), describe(expected[state][0])))
     return "watch snapshots match the history", n, v
 
 
@@ -539,17 +621,29 @@ def _watcher_changes(run, index):
     return records, [i for i, r in enumerate(records) if r["k"] == "event" and r["e"] == "change"]
 
 
+def _watchers_with_changes(run, at_least):
+    """(watcher name, records, indices of its change events) of the first
+    watcher with `at_least` change events, or None."""
+    for index, (name, _, _) in enumerate(run.watchers):
+        records, changes = _watcher_changes(run, index)
+        if len(changes) >= at_least:
+            return name, records, changes
+    return None
+
+
 def mutations(run):
-    """(what, the check that must catch it, apply) for each fault; apply
-    mutates `run` and returns a function that undoes it, or None when the
-    run has nothing to mutate."""
+    """(what, the check that must catch it, apply) for each fault, one per
+    check; apply mutates `run` and returns (undo, caught) — `caught` tells
+    a violation that is this fault's from any other — or None when the run
+    gives the fault nothing to act on (the self-check then fails: a fault
+    not injected proves nothing)."""
     def lose_acknowledged_commit():
         w = next((w for w in run.writes if w["out"] == "ok" and w["changed"]), None)
         if w is None:
             return None
         old = run.history
         run.history = History([c for c in old.commits if c["rev"] != w["rev"]])
-        return lambda: setattr(run, "history", old)
+        return (lambda: setattr(run, "history", old)), (lambda v: w["tag"] in v and "acknowledged at revision" in v)
 
     def apply_refused_write():
         w = next((w for w in run.writes if w["out"] == "ok" and w["changed"]), None)
@@ -557,42 +651,111 @@ def mutations(run):
             return None
         w["out"] = "error"
         w["err"] = "io.tether.RevisionMismatch"
-        return lambda: w.update(out="ok")
+        return (lambda: w.update(out="ok")), (lambda v: v.startswith(w["tag"] + " was refused"))
+
+    def apply_a_write_twice():
+        commits = [c for c in run.history.commits if c.get("tag")]
+        if len(commits) < 2:
+            return None
+        a, b = commits[0], commits[1]
+        tag = b["tag"]
+        b["tag"] = a["tag"]
+        return (lambda: b.update(tag=tag)), (lambda v: "the write %s was applied twice" % a["tag"] in v)
+
+    def apply_an_unknown_write_in_part():
+        # A write whose reply was lost, and whose commit holds only part of
+        # it: one more op, on a state the commit does not touch.
+        w = next((w for w in run.writes if w["out"] == "ok" and w["changed"] and w["tag"] in run.tag_revision), None)
+        if w is None:
+            return None
+        ops = w["ops"]
+        w["out"] = "unknown"
+        w["ops"] = ops + [{"op": "set", "name": "self-check.extra", "path": "", "value": {"self-check": True}}]
+        return (lambda: w.update(out="ok", ops=ops)), (lambda v: v.startswith("%s (outcome unknown)" % w["tag"]))
 
     def duplicate_watch_event():
-        records, changes = _watcher_changes(run, 0)
-        if len(changes) < 2:
+        found = _watchers_with_changes(run, 2)
+        if found is None:
             return None
+        name, records, changes = found
         i = changes[len(changes) // 2]
+        rev = records[i]["rev"]
         records.insert(i + 1, dict(records[i]))
-        return lambda: records.pop(i + 1)
+        return (lambda: records.pop(i + 1)), (lambda v: v.startswith("%s: change at revision %d after revision %d (a duplicate)"
+                                                                     % (name, rev, rev)))
 
     def drop_watch_event():
-        records, changes = _watcher_changes(run, 0)
-        if len(changes) < 3:
+        found = _watchers_with_changes(run, 3)
+        if found is None:
             return None
+        name, records, changes = found
         i = changes[len(changes) // 2]
         removed = records.pop(i)
-        return lambda: records.insert(i, removed)
+        rev = removed["rev"]
+        return (lambda: records.insert(i, removed)), (lambda v: v.startswith(name + ":") and str(rev) in v
+                                                      and ("never sent" in v or "not sent" in v))
 
     def split_transaction_in_watch():
-        records, changes = _watcher_changes(run, 0)
-        i = _first(changes, lambda k: len(records[k]["changes"]) > 1)
-        if i is None:
-            return None
-        r = records[changes[i]]
-        whole = r["changes"]
-        r["changes"] = whole[:-1]
-        return lambda: r.update(changes=whole)
+        for index, (name, _, _) in enumerate(run.watchers):
+            records, changes = _watcher_changes(run, index)
+            i = _first(changes, lambda k: len(records[k]["changes"]) > 1)
+            if i is None:
+                continue
+            r = records[changes[i]]
+            whole = r["changes"]
+            r["changes"] = whole[:-1]
+            return (lambda: r.update(changes=whole)), (lambda v: v.startswith("%s saw transaction %s" % (name, r["tag"])))
+        return None
 
     def resume_one_too_late():
-        records, _ = _watcher_changes(run, 0)
-        i = _first(range(len(records) - 1), lambda k: records[k]["k"] == "watch" and records[k]["from"] is not None
-                   and records[k + 1]["k"] == "event" and records[k + 1]["e"] == "change")
-        if i is None:
-            return None
-        removed = records.pop(i + 1)
-        return lambda: records.insert(i + 1, removed)
+        for name, _, records in run.watchers:
+            i = _first(range(len(records) - 1), lambda k: records[k]["k"] == "watch" and records[k]["from"] is not None
+                       and records[k + 1]["k"] == "event" and records[k + 1]["e"] == "change")
+            if i is None:
+                continue
+            removed = records.pop(i + 1)
+            return (lambda: records.insert(i + 1, removed)), (lambda v: v.startswith("%s: resumed from %d" % (name, records[i]["from"])))
+        return None
+
+    def wrong_snapshot_value():
+        # A snapshot reply with a value the history never had; a run whose
+        # watches saw no snapshot reply gets one made up (at the revision
+        # of a segment's first reply, for a state that does not exist).
+        for name, _, records in run.watchers:
+            i = _first(records, lambda r: r["k"] == "event" and r["e"] == "snapshot" and r["state"]["exists"])
+            if i is not None:
+                state = records[i]["state"]
+                old = state.get("value")
+                state["value"] = {"self-check": True}
+                return (lambda: state.update(value=old)), (lambda v: v.startswith("%s: snapshot at %d has %s = "
+                                                                                  % (name, records[i]["rev"], state["name"])))
+        for name, _, records in run.watchers:
+            i = _first(range(len(records) - 1), lambda k: records[k]["k"] == "watch" and records[k + 1]["k"] == "event")
+            if i is None:
+                continue
+            first = records[i + 1]
+            made = {"k": "event", "e": "snapshot", "rev": first["rev"], "epoch": first.get("epoch"),
+                    "state": {"name": "self-check.state", "exists": True, "value": 1, "modified": first["rev"]}}
+            records.insert(i + 1, made)
+            return (lambda: records.pop(i + 1)), (lambda v: v.startswith("%s: snapshot at %d has self-check.state = "
+                                                                         % (name, first["rev"])))
+        return None
+
+    def needless_resync():
+        # With a log that held the whole run, a resync is a fault; else a
+        # second epoch in one durable run is.
+        for name, _, records in run.watchers:
+            i = _first(records, lambda r: r["k"] == "event" and r["e"] == "progress" and not r.get("resync"))
+            if i is None:
+                continue
+            r = records[i]
+            if run.final["revision"] < run.final["log_capacity"]:
+                r["resync"] = True
+                return (lambda: r.pop("resync")), (lambda v: v.startswith("%s: a resync at revision %d" % (name, r["rev"])))
+            epoch = r.get("epoch")
+            r["epoch"] = "self-check-epoch"
+            return (lambda: r.update(epoch=epoch)), (lambda v: "self-check-epoch" in v)
+        return None
 
     def stale_read():
         r = next((r for r in run.reads if r["out"] == "ok" and r["value"] is not None), None)
@@ -600,7 +763,7 @@ def mutations(run):
             return None
         old = r["value"]
         r["value"] = {"stale": True}
-        return lambda: r.update(value=old)
+        return (lambda: r.update(value=old)), (lambda v: v.startswith("Get %s at revision %d returned" % (r["name"], r["rev"])))
 
     def revisions_against_real_time():
         ok = sorted((w for w in run.writes if w["out"] == "ok" and w["changed"]), key=lambda w: w["t0"])
@@ -612,7 +775,7 @@ def mutations(run):
         def swap():
             a["rev"], b["rev"] = b["rev"], a["rev"]
         swap()
-        return swap
+        return swap, (lambda v: a["tag"] in v or b["tag"] in v)
 
     def lose_state_at_restart():
         after = run.final.get("after_restart")
@@ -620,7 +783,7 @@ def mutations(run):
             return None
         name = sorted(after["states"])[0]
         kept = after["states"].pop(name)
-        return lambda: after["states"].__setitem__(name, kept)
+        return (lambda: after["states"].__setitem__(name, kept)), (lambda v: "states differ" in v and repr(name) in v)
 
     def diverge_final_state():
         if not run.final["states"]:
@@ -628,38 +791,65 @@ def mutations(run):
         name = sorted(run.final["states"])[0]
         old = run.final["states"][name]
         run.final["states"][name] = {"value": {"diverged": True}, "modified": old["modified"]}
-        return lambda: run.final["states"].__setitem__(name, old)
+        return (lambda: run.final["states"].__setitem__(name, old)), (lambda v: v.startswith(name + ": the daemon has"))
+
+    def a_watcher_that_hung():
+        if not run.watchers:
+            return None
+        name, _, records = run.watchers[0]
+        records.append({"k": "hang", "t": 0, "why": "self-check"})
+        return (lambda: records.pop()), (lambda v: v.startswith(name + ":") and "self-check" in v)
 
     return [
+        ("a write applied twice", check_history_complete, apply_a_write_twice),
         ("an acknowledged commit lost", check_acknowledged_writes_durable, lose_acknowledged_commit),
         ("a refused write applied", check_refused_writes_absent, apply_refused_write),
+        ("a write of unknown outcome applied in part", check_unknown_writes_all_or_nothing, apply_an_unknown_write_in_part),
+        ("a transaction split in a watch", check_no_half_transactions, split_transaction_in_watch),
+        ("two revisions against real time", check_real_time_order, revisions_against_real_time),
+        ("a read of a stale value", check_reads, stale_read),
         ("a watch event sent twice", check_watch_order, duplicate_watch_event),
         ("a watch event never sent", check_watch_no_gaps, drop_watch_event),
-        ("a transaction split in a watch", check_no_half_transactions, split_transaction_in_watch),
         ("a watch resumed one commit late", check_watch_resume, resume_one_too_late),
-        ("a read of a stale value", check_reads, stale_read),
-        ("two revisions against real time", check_real_time_order, revisions_against_real_time),
-        ("a state lost at the last restart", check_restart_preserves, lose_state_at_restart),
+        ("a snapshot value the history never had", check_watch_snapshots, wrong_snapshot_value),
+        ("a needless resync", check_resyncs, needless_resync),
         ("a final state that is not the history", check_final_state, diverge_final_state),
+        ("a state lost at the last restart", check_restart_preserves, lose_state_at_restart),
+        ("a watcher that hung", check_processes, a_watcher_that_hung),
     ]
 
 
 def self_check(directory, out=sys.stdout):
     """Injects each fault of `mutations` into the (passing) run and runs
-    the check meant to catch it; returns (caught, tried, [missed])."""
+    the check meant to catch it; returns (caught, tried, [missed]). A fault
+    is caught only by a new violation of its check that names it (not by
+    any violation); a fault the run gives nothing to act on is missed; and
+    every check must have a fault."""
     run = Run(directory)
     caught, tried, missed = 0, 0, []
-    for what, check, apply in mutations(run):
-        undo = apply()
-        if undo is None:
-            continue
+    faults = mutations(run)
+    for check in CHECKS:
+        if not any(target is check for _, target, _ in faults):
+            missed.append("%s has no fault injected" % check.__name__)
+    for what, check, apply in faults:
         tried += 1
+        before = set(check(run)[2])
+        placed = apply()
+        if placed is None:
+            missed.append("%s (%s): the run gave it nothing to act on" % (what, check.__name__))
+            continue
+        undo, names_it = placed
         _, _, violations = check(run)
         undo()
-        if violations:
+        new = [v for v in violations if v not in before]
+        if any(names_it(v) for v in new):
             caught += 1
+        elif new:
+            missed.append("%s (%s): only other violations: %s" % (what, check.__name__, new[:2]))
         else:
             missed.append("%s (%s)" % (what, check.__name__))
+        if set(check(run)[2]) != before:
+            missed.append("%s (%s): the undo left the run changed" % (what, check.__name__))
     for line in missed:
         print("    NOT CAUGHT: " + line, file=out)
     return caught, tried, missed
