@@ -69,8 +69,12 @@ def read_reply(sock, limit=64 << 20):
 
 def connect(path, timeout=10):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
+    # A blocking connect: with a timeout set, Python's socket is
+    # non-blocking underneath, and a Unix socket whose listen backlog is
+    # full (1,100 connections faster than the daemon accepts them) then
+    # fails with EAGAIN instead of waiting its turn.
     s.connect(path)
+    s.settimeout(timeout)
     return s
 
 
