@@ -254,7 +254,9 @@ struct SessionRun {
             let c = current()
             c.session.receive(tail)
             let replies = c.replies(&problems)
-            if tail.count > F.limits.maxMessage {
+            if c.stranger {
+                checkRefused(replies, c, "the end of the stream")
+            } else if tail.count > F.limits.maxMessage {
                 expectLimitExceeded(replies, c)
             } else if !replies.isEmpty {
                 problems.append("\(replies.count) replies to \(tail.count) bytes without a NUL")
@@ -322,6 +324,10 @@ struct SessionRun {
         c.session.receive(bytes)
         let replies = c.replies(&problems)
         let what = "message \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)"
+        if c.stranger {
+            checkRefused(replies, c, what)
+            return
+        }
         if length > F.limits.maxMessage {
             expectLimitExceeded(replies, c)
             checkRevision(changed: 0...0, what)
@@ -341,15 +347,6 @@ struct SessionRun {
         } catch {
             if replies.count != 1 || replies[0].error != error.name {
                 problems.append("\(what): not a call (\(error.name)), answered with \(replies.map { $0.error ?? "success" })")
-            }
-            checkRevision(changed: 0...0, what)
-            return
-        }
-        if c.stranger {
-            // A peer without a grant: its first call, oneway or not, is
-            // answered with PermissionDenied, and the connection closes.
-            if replies.count != 1 || replies[0].error != "org.varlink.service.PermissionDenied" || c.session.closeReason == nil {
-                problems.append("\(what): a peer without a grant was answered with \(replies.map { $0.error ?? "success" }), closed: \(c.session.closeReason != nil)")
             }
             checkRevision(changed: 0...0, what)
             return
@@ -404,6 +401,16 @@ struct SessionRun {
             }
         }
         checkRevision(changed: moved ? 1...1 : 0...0, what)
+    }
+
+    /// A peer without a grant is refused at accept: its PermissionDenied is
+    /// there before it sends anything, nothing it sends is read (no parse
+    /// error, no LimitExceeded, whatever the bytes), and it is closed.
+    private mutating func checkRefused(_ replies: [Reply], _ c: Client, _ what: String) {
+        if replies.map(\.error) != ["org.varlink.service.PermissionDenied"] || c.session.closeReason == nil || !c.session.isRefused {
+            problems.append("\(what): a peer without a grant was answered with \(replies.map { $0.error ?? "success" }), closed: \(c.session.closeReason != nil)")
+        }
+        checkRevision(changed: 0...0, what)
     }
 
     private mutating func expectLimitExceeded(_ replies: [Reply], _ c: Client) {
