@@ -39,6 +39,31 @@ final class PeerAccessTests: XCTestCase {
         XCTAssertTrue(log.contains("refused") && log.contains("uid=65534"), log)
     }
 
+    /// libtether as an ungranted uid: refused at accept, its connect says
+    /// so (TETHER_EREADONLY, the daemon's refusal named), not "tetherd
+    /// closed the connection" nor a wait for a timeout. The C face is
+    /// driven through python3's ctypes, so that the client is a process of
+    /// nobody's.
+    func testLibtetherAsAnUngrantedUidIsToldItWasRefused() throws {
+        try requireRoot()
+        let d = try daemon(grants: #"{"grants":[{"uid":4242,"access":"read","prefixes":["pub."]}]}"#)
+        let library = DaemonFixture.productsDirectory + "/libtether.so"
+        let script = """
+            import ctypes
+            lib = ctypes.CDLL("\(library)")
+            lib.tether_last_error.restype = ctypes.c_char_p
+            rt, remote = ctypes.c_uint64(), ctypes.c_uint64()
+            assert lib.tether_runtime_new(None, ctypes.byref(rt)) == 0
+            rc = lib.tether_remote_connect(rt, b"\(d.address)", ctypes.byref(remote))
+            print(rc, lib.tether_last_error().decode())
+            """
+        let r = try DaemonFixture.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+                                                           "/usr/bin/python3", "-c", script], environment: ["HOME": "/"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("-13 "), "TETHER_EREADONLY: \(r.stdout)")
+        XCTAssertTrue(r.stdout.contains("PermissionDenied") && r.stdout.contains("no grant"), r.stdout)
+    }
+
     func testAGrantedUidReadsItsPrefixOnly() throws {
         try requireRoot()
         let d = try daemon(grants: #"{"grants":[{"user":"nobody","access":"read","prefixes":["pub."]}]}"#)

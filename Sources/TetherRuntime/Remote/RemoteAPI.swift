@@ -85,15 +85,14 @@ extension Runtimes {
         let untrusted = link.lastErrorUntrusted
         link.lock.unlock()
         if !inTime {
-            try? freeRemote(link.id)
-            throw TetherError(.timedOut, "cannot connect to tetherd at \(parsed): the connection was not made within \(timeoutMilliseconds) ms")
+            throw connectFailure(link, parsed, .timedOut, "cannot connect to tetherd at \(parsed): the connection was not made within \(timeoutMilliseconds) ms")
         }
         if !up {
-            try? freeRemote(link.id)
             if untrusted {
+                try? freeRemote(link.id)
                 throw TetherError(.untrusted, "refusing to connect to tetherd at \(parsed): \(why); nothing was sent")
             }
-            throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(why) (is tetherd running? start it with `tetherd`, or set TETHER_ADDRESS)")
+            throw connectFailure(link, parsed, .loopFailure, "cannot connect to tetherd at \(parsed): \(why) (is tetherd running? start it with `tetherd`, or set TETHER_ADDRESS)")
         }
         // Something listens: check that it is a daemon that answers (a
         // stopped or hung one accepts connections and answers nothing).
@@ -101,17 +100,31 @@ extension Runtimes {
         do {
             try link.send(Call(method: "org.varlink.service.GetInfo"), waiter: ping)
         } catch {
-            try? freeRemote(link.id)
-            throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(error.message)")
+            throw connectFailure(link, parsed, .loopFailure, "cannot connect to tetherd at \(parsed): \(error.message)")
         }
         if let error = link.waitFor(ping, deadline: deadline) {
-            try? freeRemote(link.id)
             if error.code == .timedOut {
-                throw TetherError(.timedOut, "cannot connect to tetherd at \(parsed): it accepted the connection but did not answer within \(timeoutMilliseconds) ms (is it stopped or hung?)")
+                throw connectFailure(link, parsed, .timedOut, "cannot connect to tetherd at \(parsed): it accepted the connection but did not answer within \(timeoutMilliseconds) ms (is it stopped or hung?)")
             }
-            throw TetherError(.loopFailure, "cannot connect to tetherd at \(parsed): \(error.message)")
+            // The daemon's refusal may have come as the answer to the ping.
+            throw connectFailure(link, parsed, error.code == .readOnly ? .readOnly : .loopFailure,
+                                 "cannot connect to tetherd at \(parsed): \(error.message)")
         }
         return link.id
+    }
+
+    /// A connect that failed: the link freed, and the error, unless the
+    /// daemon refused the connection at accept (no grant for this uid, or
+    /// one of its caps): then the daemon's own words and code (access:
+    /// TETHER_EREADONLY), not a lost connection.
+    private static func connectFailure(_ link: RemoteLink, _ address: DaemonAddress, _ code: ErrorCode,
+                                       _ message: String) -> TetherError {
+        link.lock.lock()
+        let refusal = link.refusal
+        link.lock.unlock()
+        try? freeRemote(link.id)
+        if let refusal { return TetherError(refusal.code, "cannot connect to tetherd at \(address): \(refusal.message)") }
+        return TetherError(code, message)
     }
 
     /// Sets how long the remote's calls wait for the daemon (0: without limit).

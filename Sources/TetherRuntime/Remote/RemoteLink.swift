@@ -68,6 +68,10 @@ package final class RemoteLink {
     private(set) var lastError = "not connected yet"
     /// Whether the last connection failed the trust checks (SocketTrust).
     private(set) var lastErrorUntrusted = false
+    /// The error the daemon sent when it refused the call connection at
+    /// accept (no grant, or a cap of its uid reached): a reply that came
+    /// before any call. Under `lock`; cleared by each new connection.
+    private(set) var refusal: TetherError?
     /// Set once the first connection attempt has an outcome.
     private(set) var firstAttemptDone = false
     /// Writes sent without a waiting thread, not yet acknowledged.
@@ -265,12 +269,18 @@ package final class RemoteLink {
 
     private func openCallPipe() {
         guard !isClosed else { return }
+        lock.lock()
+        refusal = nil
+        lock.unlock()
         callPipe = VarlinkPipe(loop: engine.loop, address: address, trust: trust, readBuffer: readBuffer, onConnect: { [unowned self] in
             backoff = 25
             setConnected(true, error: nil, untrusted: false)
         }, onReply: { [unowned self] reply in
             didReply(reply)
-        }, onClose: { [unowned self] reason in
+        }, onClose: { [unowned self] closeReason in
+            lock.lock()
+            let reason = refusal.map { "tetherd refused this connection: \($0.message)" } ?? closeReason
+            lock.unlock()
             let untrusted = callPipe?.untrusted ?? false
             callPipe = nil
             let lost = inFlight
@@ -300,7 +310,16 @@ package final class RemoteLink {
     }
 
     private func didReply(_ reply: Reply) {
-        guard !inFlight.isEmpty else { return }  // a reply to nothing: ignore
+        guard !inFlight.isEmpty else {
+            // A reply to nothing: the daemon's refusal at accept (it sends
+            // its error before reading a call, then closes), else ignored.
+            if let error = VarlinkError(reply: reply) {
+                lock.lock()
+                refusal = RemoteLink.localError(error)
+                lock.unlock()
+            }
+            return
+        }
         let waiter = inFlight.removeFirst()
         if let error = VarlinkError(reply: reply) {
             let tether = RemoteLink.localError(error)
@@ -349,7 +368,10 @@ package final class RemoteLink {
             return TetherError(.outOfRange, "tetherd: \(error.detail)")
         case "io.tether.StorageFull":
             return TetherError(.busy, "tetherd: its store is full: \(error.detail)")
-        case "io.tether.AccessDenied", "org.varlink.service.PermissionDenied":
+        case "org.varlink.service.PermissionDenied":
+            // Varlink's PermissionDenied carries no message.
+            return TetherError(.readOnly, "tetherd: access denied: this uid (\(getuid())) has no grant in the daemon's access configuration (org.varlink.service.PermissionDenied)")
+        case "io.tether.AccessDenied":
             return TetherError(.readOnly, "tetherd: access denied: \(error.detail)")
         default:
             return TetherError(.invalidArgument, "tetherd: \(error.name): \(error.detail)")

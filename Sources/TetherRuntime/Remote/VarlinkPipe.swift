@@ -114,11 +114,19 @@ final class VarlinkPipe {
             return
         }
         let rc = UVWrite.write(bytes, to: stream, tryFirst: true) { [weak self] _, status in
-            if status < 0 && status != Int32(UV_ECANCELED.rawValue) {
+            if status < 0 && status != Int32(UV_ECANCELED.rawValue) && !VarlinkPipe.peerClosed(status) {
                 self?.close(because: String(cString: uv_strerror(status)))
             }
         }
-        if rc < 0 { close(because: String(cString: uv_strerror(Int32(rc)))) }
+        if rc < 0 && !VarlinkPipe.peerClosed(Int32(rc)) { close(because: String(cString: uv_strerror(Int32(rc)))) }
+    }
+
+    /// A write that met a socket the daemon closed (EPIPE, ECONNRESET)
+    /// does not close the pipe: the read side still holds what the daemon
+    /// sent before it closed (a refusal at accept comes that way), then
+    /// reads the end of the stream and closes with that.
+    static func peerClosed(_ status: Int32) -> Bool {
+        status == Int32(UV_EPIPE.rawValue) || status == Int32(UV_ECONNRESET.rawValue)
     }
 
     func close(because reason: String = "closed") {
