@@ -1333,7 +1333,10 @@ int tether_scope_free(tether_scope_t scope);
  * socket failed the checks above: the message names the path, its owner
  * and what was wrong, e.g. "the private socket directory
  * /tmp/tether-1000 belongs to uid 1001 (mallory), not to uid 1000
- * (alice)"; nothing was sent). */
+ * (alice)"; nothing was sent), TETHER_EREADONLY (the daemon refused this
+ * uid when it connected: no grant in its access configuration, or one of
+ * its caps on a uid's connections reached; the message has the daemon's
+ * words). */
 int tether_remote_connect(tether_runtime_t rt, const char *address, tether_remote_t *out);
 
 /* The default timeout of a remote, in milliseconds (see "Timeouts" above). */
