@@ -29,6 +29,15 @@ final class DaemonFixture {
 
     static func product(_ name: String) -> String { productsDirectory + "/" + name }
 
+    /// A memory figure of the daemon from /proc/PID/status, in bytes:
+    /// "VmRSS" (resident now) or "VmHWM" (its peak); 0 when unreadable.
+    func memory(_ field: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+        return kib * 1024
+    }
+
     /// `socketPath` and `dataDirectory` default to `tetherd.sock` and
     /// `data` in the fixture's own temporary directory.
     init(arguments: [String] = [], environment extra: [String: String] = [:],

@@ -17,14 +17,6 @@ final class LogBytesTests: XCTestCase {
         return String(cString: bytes)
     }
 
-    /// The daemon's peak resident memory, in bytes (VmHWM).
-    private func peakRSS(_ daemon: DaemonFixture) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)
-        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
-        let kib = try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
-        return kib * 1024
-    }
-
     private func fileSize(_ path: String) -> Int {
         var st = stat()
         return stat(path, &st) == 0 ? Int(st.st_size) : 0
@@ -43,7 +35,7 @@ final class LogBytesTests: XCTestCase {
 
         // The same daemon over an empty store: its peak memory at start.
         let empty = try DaemonFixture(arguments: arguments, dataDirectory: root + "/empty")
-        let baseline = try peakRSS(empty)
+        let baseline = empty.memory("VmHWM")
         empty.stop()
 
         var daemon = try DaemonFixture(arguments: arguments, dataDirectory: data)
@@ -59,7 +51,7 @@ final class LogBytesTests: XCTestCase {
                           "the store holds the log within --log-bytes and the live state; it held every rewrite (\(rewrites * stateBytes) bytes)")
 
         daemon = try DaemonFixture(arguments: arguments, dataDirectory: data)
-        let growth = try peakRSS(daemon) - baseline
+        let growth = daemon.memory("VmHWM") - baseline
         let get = try Client(daemon).call("Get", #"{"name":"big"}"#)
         XCTAssertEqual(get.parameters["value"], .string("\(rewrites - 1)" + filler))
         let log = daemon.stop().log

@@ -53,23 +53,14 @@ final class ReplyBackpressureTests: XCTestCase {
         XCTAssertEqual(c.replies().count, d.service.watchBuffer / 1_500_000 + 1)
     }
 
-    /// The daemon's peak resident memory, from /proc (VmHWM).
-    private func peakBytes(_ pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
-        return kb * 1024
-    }
-
     func testPipelinedBigGetsNobodyReadsAreBoundedAndAnsweredWhenRead() throws {
         let daemon = try DaemonFixture(arguments: ["--memory"])
-        let pid = daemon.process.processIdentifier
         let rt = try Runtime()
         let remote = try rt.connect(to: daemon.address)
         let blob = try remote.state("blob", as: String?.self)
         try blob.set(String(repeating: "y", count: 1_500_000))
         _ = blob.value
-        let before = peakBytes(pid)
+        let before = daemon.memory("VmHWM")
 
         // 200 Gets of the 1.5 MB state (300 MB of replies), nothing read.
         let reader = try connectStream(daemon.socketPath, receiveBuffer: 64 << 10)
@@ -82,7 +73,7 @@ final class ReplyBackpressureTests: XCTestCase {
         let other = try remote.state("other", as: Int?.self)
         for i in 0..<20 { try other.set(i) }
         XCTAssertEqual(try DaemonFixture.run("tetherctl", ["--address", daemon.address, "get", "other"]).status, 0)
-        let during = peakBytes(pid)
+        let during = daemon.memory("VmHWM")
         print("pipelined big gets: peak grew \((during - before) >> 20) MiB while 300 MB of replies waited")
         XCTAssertLessThan(during - before, 64 << 20, "the replies nobody reads are bounded (876 MB before)")
 

@@ -10,14 +10,6 @@ import XCTest
 /// moved on, gets a flagged resync). Nothing is lost silently, memory stays
 /// bounded, and other clients are served meanwhile.
 final class SlowConsumerTests: XCTestCase {
-    /// The daemon's resident memory, from /proc.
-    private func residentBytes(_ pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
-        return kb * 1024
-    }
-
     func testAStalledWatcherCostsABoundedAmountAndCatchesUp() throws {
         let daemon = try DaemonFixture(arguments: ["--durability", "normal", "--log-bytes", String(8 << 20),
                                                    "--watch-buffer", String(4 << 20)])
@@ -27,9 +19,9 @@ final class SlowConsumerTests: XCTestCase {
         let megabyte = String(repeating: "x", count: 1 << 20)
         // First without the watcher: what 64 MiB of writes cost anyway (the
         // log's 8 MiB, buffers, the allocator).
-        let start = residentBytes(daemon.process.processIdentifier)
+        let start = daemon.memory("VmRSS")
         for i in 0..<64 { try blob.set("warm \(i):" + megabyte) }
-        let warm = residentBytes(daemon.process.processIdentifier)
+        let warm = daemon.memory("VmRSS")
 
         let watcher = try connectStream(daemon.socketPath, receiveBuffer: 64 << 10)
         defer { close(watcher) }
@@ -38,7 +30,7 @@ final class SlowConsumerTests: XCTestCase {
                                        parameters: WatchParameters(names: ["blob"]).parameters, more: true), to: &call)
         XCTAssertEqual(call.withUnsafeBytes { send(watcher, $0.baseAddress, $0.count, 0) }, call.count)
         for i in 0..<64 { try blob.set("\(i):" + megabyte) }  // 64 MiB while the watcher reads nothing
-        let stalled = residentBytes(daemon.process.processIdentifier)
+        let stalled = daemon.memory("VmRSS")
         let added = stalled - warm
         print("slow consumer: 64 MiB of writes grew the daemon by \((warm - start) >> 10) KiB; 64 more with a stalled watcher by \(added >> 10) KiB")
         XCTAssertLessThan(added, 16 << 20, "a stalled watcher must add at most 16 MiB, whatever is written")

@@ -404,13 +404,23 @@ def granted_grants():
     return [{"uid": NOBODY, "access": "read-write", "prefixes": [GRANTED_PREFIX]}]
 
 
-def sc_ungranted_idle(d, checks):
-    base_fds = d.descriptors()
+def under_attack(d, name, *args):
+    """Runs one attack while the owner calls: returns what the owner saw,
+    what the attacker saw, and the daemon's descriptors, resident memory
+    before and peak resident memory during it (KiB)."""
+    d.reset_peak()
+    before = {"fds": d.descriptors(), "rss": d.status_kib("VmRSS")}
     probe = OwnerProbe(d.socket)
-    proc, seen = run_attack(d.socket, "idle", 1100)
-    fds = d.descriptors()
+    proc, seen = run_attack(d.socket, name, *args)
+    during = {"fds": d.descriptors(), "peak": d.status_kib("VmHWM")}
     owner = probe.stop()
     end_attack(proc)
+    return owner, seen, before, during
+
+
+def sc_ungranted_idle(d, checks):
+    owner, seen, before, during = under_attack(d, "idle", 1100)
+    base_fds, fds = before["fds"], during["fds"]
     checks.expect(seen["outcomes"].get("org.varlink.service.PermissionDenied", 0) == 1100,
                   "every one of 1,100 connections was refused with PermissionDenied: %s" % seen["outcomes"])
     checks.expect(fds <= base_fds + 4, "the daemon holds no refused connection (%d descriptors, %d before)" % (fds, base_fds))
@@ -418,13 +428,8 @@ def sc_ungranted_idle(d, checks):
 
 
 def sc_ungranted_partial(d, checks):
-    d.reset_peak()
-    base = d.status_kib("VmRSS")
-    probe = OwnerProbe(d.socket)
-    proc, seen = run_attack(d.socket, "partial", 300, 2 << 20)
-    peak = d.status_kib("VmHWM")
-    owner = probe.stop()
-    end_attack(proc)
+    owner, seen, before, during = under_attack(d, "partial", 300, 2 << 20)
+    base, peak = before["rss"], during["peak"]
     refused = seen["outcomes"].get("org.varlink.service.PermissionDenied", 0) + \
         sum(v for k, v in seen["outcomes"].items() if k.startswith("closed"))
     checks.expect(refused == 300, "all 300 were refused or closed: %s" % seen["outcomes"])
@@ -433,10 +438,7 @@ def sc_ungranted_partial(d, checks):
 
 
 def sc_ungranted_colliding(d, checks):
-    probe = OwnerProbe(d.socket)
-    proc, seen = run_attack(d.socket, "flood_set", flood_payload(d.directory, 80_000, "pub.flood"))
-    owner = probe.stop()
-    end_attack(proc)
+    owner, seen, _, _ = under_attack(d, "flood_set", flood_payload(d.directory, 80_000, "pub.flood"))
     checks.expect(list(seen["outcomes"]) in (["org.varlink.service.PermissionDenied"], ["closed: BrokenPipeError"],
                                              ["closed: ConnectionResetError"]),
                   "the colliding names were refused unread: %s" % seen["outcomes"])
@@ -444,12 +446,8 @@ def sc_ungranted_colliding(d, checks):
 
 
 def sc_granted_connections(d, checks):
-    base_fds = d.descriptors()
-    probe = OwnerProbe(d.socket)
-    proc, seen = run_attack(d.socket, "idle", 300)
-    fds = d.descriptors()
-    owner = probe.stop()
-    end_attack(proc)
+    owner, seen, before, during = under_attack(d, "idle", 300)
+    base_fds, fds = before["fds"], during["fds"]
     o = seen["outcomes"]
     checks.expect(o.get("io.tether.LimitExceeded:connections", 0) == 300 - CONNECTIONS_PER_UID,
                   "%d of 300 refused with LimitExceeded(connections): %s" % (300 - CONNECTIONS_PER_UID, o))
@@ -460,13 +458,8 @@ def sc_granted_connections(d, checks):
 
 
 def sc_granted_partial(d, checks):
-    d.reset_peak()
-    base = d.status_kib("VmRSS")
-    probe = OwnerProbe(d.socket)
-    proc, seen = run_attack(d.socket, "partial", 300, 2 << 20)
-    peak = d.status_kib("VmHWM")
-    owner = probe.stop()
-    end_attack(proc)
+    owner, seen, before, during = under_attack(d, "partial", 300, 2 << 20)
+    base, peak = before["rss"], during["peak"]
     o = seen["outcomes"]
     checks.expect(o.get("io.tether.LimitExceeded:connections", 0) == 300 - CONNECTIONS_PER_UID,
                   "connections past the cap refused: %s" % o)
@@ -478,10 +471,7 @@ def sc_granted_partial(d, checks):
 
 
 def sc_granted_colliding(d, checks):
-    probe = OwnerProbe(d.socket)
-    proc, seen = run_attack(d.socket, "flood_set", flood_payload(d.directory, 40_000, "pub.flood"))
-    owner = probe.stop()
-    end_attack(proc)
+    owner, seen, _, _ = under_attack(d, "flood_set", flood_payload(d.directory, 40_000, "pub.flood"))
     checks.expect(seen["outcomes"] == {"ok": 1}, "the granted Set of 40k colliding names succeeded: %s" % seen["outcomes"])
     # The same names read back: a Get builds the value again.
     s = connect(d.socket, timeout=120)
