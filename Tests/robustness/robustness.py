@@ -507,14 +507,24 @@ def supervise(a):
                 damage_times.append(at)
                 daemon.start()
             else:
+                # Every second stretch has a SIGKILL in it, a third of the
+                # way: the daemon must start on the full disk (its marker
+                # cannot be written: logged) and serve.
+                killed = len(stretches) % 2 == 1
                 began = time.monotonic()
                 size = disk.fill()
                 filled = time.monotonic()
-                daemon.wait_or_die(hold)
+                if killed:
+                    daemon.wait_or_die(hold / 3)
+                    daemon.kill9()
+                    daemon.start()
+                    daemon.wait_or_die(max(0.0, filled + hold - time.monotonic()))
+                else:
+                    daemon.wait_or_die(hold)
                 disk.free()
                 freed = time.monotonic()
                 stretches.append((began, filled, freed))
-                stretch_times.append((at, round(freed - began, 3), size))
+                stretch_times.append((at, round(freed - began, 3), size, killed))
         wait_all(writers, 120, "writer", problems)
 
         stats = call(daemon.socket, "Stats")
@@ -557,7 +567,7 @@ def supervise(a):
         import validators
         violations, checks, s = validators.validate(directory)
         refusals = ", ".join("%s %d" % (k.split(".")[-1], v) for k, v in sorted(s["refusals"].items()))
-        print("robustness: %d kills (SIGKILL at %s s, at each damage, and one after the run), %d starts; %d commits (%d transactions); "
+        print("robustness: %d kills (SIGKILL at %s s, at each damage, in every second disk-full stretch, and one after the run), %d starts; %d commits (%d transactions); "
               "%d writes: %d acknowledged, %d refused (%s), %d unknown (%d of them committed), %d unsent; "
               "%d reads; %d watch events (%d changes) over %d watches (%d resumed, %d resyncs); history from %s"
               % (s["kills"], ", ".join("%g" % t for t in kill_times[:12]) + (", …" if len(kill_times) > 12 else ""),
@@ -565,16 +575,19 @@ def supervise(a):
                  s["transactions_committed"], s["writes"], s["acknowledged"], s["refused"], refusals or "none",
                  s["unknown"], s["unknown_committed"], s["unsent"], s["reads"], s["watch_events"],
                  s["watch_changes"], s["watches"], s["reconnects"], s["resyncs"], s["history_source"]))
-        print("robustness: faults: kill %d, disk-full %d, damage %d; StorageFull replies %d (%d writes, %d reads)"
-              % (len(kill_times), len(stretch_times), len(damages), sum(storage_full), storage_full[0], storage_full[1]))
+        print("robustness: faults: kill %d, disk-full %d (%d with a kill inside), damage %d; StorageFull replies %d (%d writes, %d reads)"
+              % (len(kill_times), len(stretch_times), sum(1 for t in stretch_times if t[3]), len(damages),
+                 sum(storage_full), storage_full[0], storage_full[1]))
         if stretch_times:
             print("robustness: disk-full stretches (at s, for s, filler MiB): %s; the store used %.1f MiB of the %d MiB tmpfs at the end"
-                  % ("; ".join("%g for %g, %.0f" % (t, d, size / 1048576) for t, d, size in stretch_times),
+                  % ("; ".join("%g for %g, %.0f%s" % (t, d, size / 1048576, ", SIGKILL and a start inside" if k else "")
+                               for t, d, size, k in stretch_times),
                      disk.used() / 1048576, a.disk))
         if damages:
             print("robustness: damaged stores (at s: what): %s; %d marker-unreadable lines in tetherd.log"
                   % ("; ".join("%g: %s" % (t, d) for t, d in zip(damage_times, damages)), unreadable))
-        s["faults"] = {"kill": len(kill_times), "disk_full": len(stretch_times), "damage": len(damages),
+        s["faults"] = {"kill": len(kill_times), "disk_full": len(stretch_times),
+                       "disk_full_killed": sum(1 for t in stretch_times if t[3]), "damage": len(damages),
                        "storage_full_writes": storage_full[0], "storage_full_reads": storage_full[1]}
         with open(os.path.join(directory, "summary.json"), "w") as f:
             json.dump(s, f, sort_keys=True)
