@@ -17,9 +17,22 @@ The run:
    Watch(prefix=..., more=True) and resuming with from_revision + epoch
    whenever their connection is lost (or dropped on purpose).
 3. Meanwhile the supervisor sleeps a random delay (--kill-min..--kill-max
-   seconds, the only sleeping anyone does), kills tetherd with SIGKILL, and
-   starts it again on the same socket and data directory, waiting for its
-   READY=1. A daemon that dies by itself is a violation (and is restarted).
+   seconds, the only sleeping anyone does) and injects a fault, the faults
+   in rounds of each one in a random order (--faults):
+   - kill: SIGKILL, and a start on the same socket and data directory,
+     waiting for its READY=1;
+   - disk-full: the data directory is on a tmpfs of its own (mounted by
+     the supervisor: root only; else "disk-full fault: unavailable" and
+     no such fault), which a filler file fills for --full-min..--full-max
+     seconds, so that the store cannot grow (writes are refused with
+     io.tether.StorageFull, reads and watches go on); every second
+     stretch has a SIGKILL and a start inside (on the full disk); then
+     the filler is removed and writes must succeed again;
+   - damage: SIGKILL, then the store damaged as a crash or an admin can
+     (a torn commit frame past the WAL's last valid frame, a -shm of
+     garbage, the marker deleted or overwritten with garbage), and a
+     start: nothing acknowledged may be lost, the epoch must not change.
+   A daemon that dies by itself is a violation (and is restarted).
 4. Once the writers stop, the daemon's last revision is handed to the
    watchers, which stop when they have seen it. The history is read back
    with Watch(from_revision=0) and the states with List and Get; the daemon
@@ -570,7 +583,7 @@ def supervise(a):
         print("robustness: %d kills (SIGKILL at %s s, at each damage, in every second disk-full stretch, and one after the run), %d starts; %d commits (%d transactions); "
               "%d writes: %d acknowledged, %d refused (%s), %d unknown (%d of them committed), %d unsent; "
               "%d reads; %d watch events (%d changes) over %d watches (%d resumed, %d resyncs); history from %s"
-              % (s["kills"], ", ".join("%g" % t for t in kill_times[:12]) + (", …" if len(kill_times) > 12 else ""),
+              % (s["kills"], (", ".join("%g" % t for t in kill_times[:12]) + (", …" if len(kill_times) > 12 else "")) or "no",
                  s["starts"], s["commits"],
                  s["transactions_committed"], s["writes"], s["acknowledged"], s["refused"], refusals or "none",
                  s["unknown"], s["unknown_committed"], s["unsent"], s["reads"], s["watch_events"],

@@ -209,6 +209,36 @@ def main():
         _, _, found = validators.check_watch_snapshots(validators.Run(missing))
         expect(any("lacks b.0" in f for f in found), "a streamed snapshot that never sent b.0 is caught: %s" % found[:1])
 
+        # The disk-full stretch's own checks (robustness.check_faults): a
+        # StorageFull refusal in the stretch, every watcher heard from the
+        # daemon during it, a write acknowledged after it, no StorageFull
+        # outside every stretch.
+        import robustness
+        full = write(10, "set", [change("b.0", "set", "", 8)], "error", 5.2, err="io.tether.StorageFull")
+        heard = event("progress", 3, t=5.5)
+        stretch = (5.0, 5.1, 5.9)  # began, filled, freed
+
+        def fault_problems(name, writer, watcher, stretches):
+            d = os.path.join(top, name)
+            make_run(d, writer=writer, watcher=watcher)
+            problems = []
+            robustness.check_faults(d, stretches, problems)
+            return problems
+        found = fault_problems("full-good", WRITER + [full], WATCHER[:7] + [heard] + WATCHER[7:], [stretch])
+        expect(found == [], "a disk-full stretch with a StorageFull refusal, watch replies and a write after passes: %s" % found)
+        found = fault_problems("full-no-refusal", WRITER, WATCHER[:7] + [heard] + WATCHER[7:], [stretch])
+        expect(any("no write was refused with io.tether.StorageFull" in f for f in found),
+               "a disk-full stretch that refused nothing is caught: %s" % found[:1])
+        found = fault_problems("full-silent", WRITER + [full], WATCHER, [stretch])
+        expect(any("watcher-0 heard nothing" in f for f in found),
+               "a watcher that heard nothing while the disk was full is caught: %s" % found[:1])
+        found = fault_problems("full-no-write-after", WRITER + [full], WATCHER[:7] + [heard] + WATCHER[7:], [(5.0, 5.1, 6.5)])
+        expect(any("no write was acknowledged once the filler was removed" in f for f in found),
+               "no write acknowledged after a stretch is caught: %s" % found[:1])
+        found = fault_problems("full-outside", WRITER + [full], WATCHER[:7] + [heard] + WATCHER[7:], [(1.0, 1.1, 1.9)])
+        expect(any("outside every disk-full stretch" in f for f in found),
+               "a StorageFull outside every stretch is caught: %s" % found[:1])
+
         # A run with nothing to act on (no writes, no reads, no watch
         # events) fails the self-check instead of passing with fewer faults.
         empty = os.path.join(top, "empty")
