@@ -574,7 +574,8 @@ def supervise(a):
             json.dump(final, f)
         with open(os.path.join(directory, "supervisor.json"), "w") as f:
             json.dump({"seed": seed, "duration": a.duration, "kills": daemon.kills, "starts": daemon.starts,
-                       "kill_times": kill_times, "disk_full": stretch_times, "damages": list(zip(damage_times, damages)),
+                       "kill_times": kill_times, "disk_full": stretch_times,
+                       "disk_full_windows": [(b, e) for b, _, e in stretches], "damages": list(zip(damage_times, damages)),
                        "disk_full_unavailable": disk.unavailable, "problems": problems}, f)
 
         import validators
@@ -588,9 +589,10 @@ def supervise(a):
                  s["transactions_committed"], s["writes"], s["acknowledged"], s["refused"], refusals or "none",
                  s["unknown"], s["unknown_committed"], s["unsent"], s["reads"], s["watch_events"],
                  s["watch_changes"], s["watches"], s["reconnects"], s["resyncs"], s["history_source"]))
-        print("robustness: faults: kill %d, disk-full %d (%d with a kill inside), damage %d; StorageFull replies %d (%d writes, %d reads)"
+        print("robustness: faults: kill %d, disk-full %d (%d with a kill inside), damage %d; StorageFull replies %d (%d writes, %d reads); "
+              "%d resyncs of a snapshot the full disk refused"
               % (len(kill_times), len(stretch_times), sum(1 for t in stretch_times if t[3]), len(damages),
-                 sum(storage_full), storage_full[0], storage_full[1]))
+                 sum(storage_full), storage_full[0], storage_full[1], s["disk_full_resyncs"]))
         if stretch_times:
             print("robustness: disk-full stretches (at s, for s, filler MiB): %s; the store used %.1f MiB of the %d MiB tmpfs at the end"
                   % ("; ".join("%g for %g, %.0f%s" % (t, d, size / 1048576, ", SIGKILL and a start inside" if k else "")
