@@ -48,7 +48,9 @@ final class RobustnessTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(counts.damage, 1, "no damaged-store fault in the run")
             if unavailable == nil {
                 XCTAssertGreaterThanOrEqual(counts.diskFull, 1, "no disk-full fault in the run")
-                XCTAssertGreaterThanOrEqual(counts.diskFullKilled, 1, "no disk-full stretch with a SIGKILL inside")
+                if counts.diskFull >= 2 {  // every second one has a SIGKILL inside
+                    XCTAssertGreaterThanOrEqual(counts.diskFullKilled, 1, "no disk-full stretch with a SIGKILL inside")
+                }
                 XCTAssertGreaterThanOrEqual(counts.storageFull, 1, "no io.tether.StorageFull reply in the run")
             }
         }
