@@ -31,8 +31,9 @@
 #   make fuzz           libFuzzer + AddressSanitizer on tetherd's frame
 #                       decoder and dispatcher, in process, FUZZ_SECONDS
 #                       long (60); fails on a crash (docs/robustness.md)
-#   make robustness     tetherd killed with SIGKILL under writers and
-#                       watchers, every guarantee checked; ROBUSTNESS_ARGS
+#   make robustness     tetherd under writers and watchers, killed with
+#                       SIGKILL, its disk filled (root: a tmpfs), its store
+#                       damaged; every guarantee checked; ROBUSTNESS_ARGS
 #                       (e.g. "--seed 7 --duration 120")
 #   make hostile       tetherd (release) against a hostile local uid
 #                       (Tests/hostile/hostile.py --strict: the owner's

@@ -9,7 +9,10 @@ the run) and the origin <client>. Each attempt is recorded with its outcome:
 
     ok       the daemon replied: revision and changed
     error    the daemon refused it (RevisionMismatch, NotFound, ...): it
-             must not be in the history
+             must not be in the history. io.tether.StorageFull (the disk
+             refused the group of the call's turn, which was rolled back)
+             is such a refusal: the write was not applied
+             (docs/robustness.md, "Issue 30 §2")
     unknown  the connection was lost after the call may have been sent: it
              may or may not be in the history, but whole or not at all
     unsent   no connection (the daemon was down): never sent
@@ -276,7 +279,8 @@ class Watcher:
             try:
                 for reply in conn.tether.Watch(_more=True, **parameters):
                     event = reply.get("event")
-                    entry = dict(k="event", e=event, rev=reply.get("revision"), epoch=reply.get("epoch"))
+                    entry = dict(k="event", e=event, rev=reply.get("revision"), epoch=reply.get("epoch"),
+                                 t=time.monotonic())
                     if event == "change":
                         entry.update(changes=reply.get("changes"), tag=reply.get("tag"), origin=reply.get("origin"))
                     elif event == "snapshot":

@@ -94,7 +94,7 @@ FINAL = {"revision": 4, "epoch": EPOCH, "oldest_revision": 0, "states": STATES, 
 SUPERVISOR = {"seed": 0, "duration": 0, "kills": 0, "starts": 1, "kill_times": [], "problems": []}
 
 
-def make_run(directory, writer=WRITER, watcher=WATCHER, final=FINAL):
+def make_run(directory, writer=WRITER, watcher=WATCHER, final=FINAL, supervisor=SUPERVISOR):
     os.makedirs(directory, exist_ok=True)
 
     def lines(name, records):
@@ -107,7 +107,7 @@ def make_run(directory, writer=WRITER, watcher=WATCHER, final=FINAL):
     with open(os.path.join(directory, "final.json"), "w", encoding="utf-8") as f:
         json.dump(final, f)
     with open(os.path.join(directory, "supervisor.json"), "w", encoding="utf-8") as f:
-        json.dump(SUPERVISOR, f)
+        json.dump(supervisor, f)
 
 
 failures = []
@@ -208,6 +208,61 @@ def main():
         make_run(missing, watcher=WATCHER[:3] + [a_only, event("progress", 2)] + WATCHER[5:])
         _, _, found = validators.check_watch_snapshots(validators.Run(missing))
         expect(any("lacks b.0" in f for f in found), "a streamed snapshot that never sent b.0 is caught: %s" % found[:1])
+
+        # The disk-full stretch's own checks (robustness.check_faults): a
+        # StorageFull refusal in the stretch, every watcher heard from the
+        # daemon during it, a write acknowledged after it, no StorageFull
+        # outside every stretch.
+        import robustness
+        full = write(10, "set", [change("b.0", "set", "", 8)], "error", 5.2, err="io.tether.StorageFull")
+        heard = event("progress", 3, t=5.5)
+        stretch = (5.0, 5.1, 5.9)  # began, filled, freed
+
+        def fault_problems(name, writer, watcher, stretches):
+            d = os.path.join(top, name)
+            make_run(d, writer=writer, watcher=watcher)
+            problems = []
+            robustness.check_faults(d, stretches, problems)
+            return problems
+        found = fault_problems("full-good", WRITER + [full], WATCHER[:7] + [heard] + WATCHER[7:], [stretch])
+        expect(found == [], "a disk-full stretch with a StorageFull refusal, watch replies and a write after passes: %s" % found)
+        found = fault_problems("full-no-refusal", WRITER, WATCHER[:7] + [heard] + WATCHER[7:], [stretch])
+        expect(any("no write was refused with io.tether.StorageFull" in f for f in found),
+               "a disk-full stretch that refused nothing is caught: %s" % found[:1])
+        found = fault_problems("full-silent", WRITER + [full], WATCHER, [stretch])
+        expect(any("watcher-0 heard nothing" in f for f in found),
+               "a watcher that heard nothing while the disk was full is caught: %s" % found[:1])
+        found = fault_problems("full-no-write-after", WRITER + [full], WATCHER[:7] + [heard] + WATCHER[7:], [(5.0, 5.1, 6.5)])
+        expect(any("no write was acknowledged once the filler was removed" in f for f in found),
+               "no write acknowledged after a stretch is caught: %s" % found[:1])
+        found = fault_problems("full-outside", WRITER + [full], WATCHER[:7] + [heard] + WATCHER[7:], [(1.0, 1.1, 1.9)])
+        expect(any("outside every disk-full stretch" in f for f in found),
+               "a StorageFull outside every stretch is caught: %s" % found[:1])
+
+        # A fresh watch whose snapshot the full disk refused gets it again
+        # flagged resync: allowed during a disk-full stretch (and just
+        # after), a needless resync anywhere else.
+        refused_snapshot = [{"k": "watch", "t": 5.2, "from": None, "epoch": None},
+                            event("snapshot", 4, t=5.3, resync=True,
+                                  state={"name": "a.0", "exists": True, "value": {"n": 2}, "type": "object", "modified": 2}),
+                            event("snapshot", 4, t=5.3, resync=True,
+                                  state={"name": "b.0", "exists": True, "value": 7, "type": "int", "modified": 4}),
+                            event("progress", 4, t=5.4, resync=True)]
+        watcher = WATCHER[:-1] + refused_snapshot + WATCHER[-1:]
+        d = os.path.join(top, "full-resync")
+        make_run(d, watcher=watcher, supervisor=dict(SUPERVISOR, disk_full_windows=[[5.0, 5.9]]))
+        out = io.StringIO()
+        violations, _, summary = validators.validate(d, out=out)
+        expect(violations == 0 and summary["disk_full_resyncs"] == 1,
+               "a resync of a snapshot sent during a disk-full stretch passes (%d violations)" % violations)
+        if violations:
+            print(out.getvalue())
+        d = os.path.join(top, "needless-resync")
+        make_run(d, watcher=watcher, supervisor=dict(SUPERVISOR, disk_full_windows=[[1.0, 1.9]]))
+        run = validators.Run(d)
+        found = validators.check_resyncs(run)[2] + validators.check_watch_resume(run)[2]
+        expect(any("a resync at revision 4" in f for f in found) and any("a fresh watch began" in f for f in found),
+               "the same resync outside every disk-full stretch is caught: %s" % found[:2])
 
         # A run with nothing to act on (no writes, no reads, no watch
         # events) fails the self-check instead of passing with fewer faults.

@@ -435,7 +435,8 @@ def check_watch_resume(run):
             first = seg["events"][0]
             n += 1
             if seg["from"] is None:
-                if first["e"] == "change" or (first["e"] == "snapshot" and first.get("resync")):
+                if first["e"] == "change" or (first["e"] == "snapshot" and first.get("resync")
+                                              and not during_disk_full(run, first)):
                     v.append("%s: a fresh watch began with %r" % (name, first))
                 continue
             if first.get("epoch") != seg["epoch"]:
@@ -510,10 +511,26 @@ def check_watch_snapshots(run):
     return "watch snapshots match the history", n, v
 
 
+# A watch's snapshot sent in a turn whose group the full disk refused is
+# dropped and sent again, flagged resync (docs/robustness.md, "Issue 30
+# §2"): a resync seen this long after a disk-full stretch began, up to this
+# long after it ended, is that one, not a needless one.
+DISK_FULL_SLACK = 2.0
+
+
+def during_disk_full(run, record):
+    """Whether `record` (a watch event with its time) came while the disk
+    was full, or just after: a resync then is the refused turn's."""
+    t = record.get("t")
+    return t is not None and any(began <= t <= freed + DISK_FULL_SLACK
+                                 for began, freed in run.supervisor.get("disk_full_windows", []))
+
+
 def check_resyncs(run):
     """A resync only when the daemon no longer has the history asked for:
     with a log longer than the run, never (and the epoch never changes
-    with a durable store)."""
+    with a durable store) — but for a snapshot the full disk made the
+    daemon send again (during a disk-full stretch)."""
     v, n = [], 0
     capacity = run.final["log_capacity"]
     epochs = {run.final["epoch"]}
@@ -525,7 +542,7 @@ def check_resyncs(run):
                 # have no snapshot reply).
                 if r["e"] == "progress" and r.get("resync"):
                     n += 1
-                    if run.final["revision"] < capacity:
+                    if run.final["revision"] < capacity and not during_disk_full(run, r):
                         v.append("%s: a resync at revision %d although the log (%d commits) held the whole run"
                                  % (name, r["rev"], capacity))
     if len(epochs) != 1:
@@ -745,7 +762,8 @@ def mutations(run):
         # With a log that held the whole run, a resync is a fault; else a
         # second epoch in one durable run is.
         for name, _, records in run.watchers:
-            i = _first(records, lambda r: r["k"] == "event" and r["e"] == "progress" and not r.get("resync"))
+            i = _first(records, lambda r: r["k"] == "event" and r["e"] == "progress" and not r.get("resync")
+                       and not during_disk_full(run, r))
             if i is None:
                 continue
             r = records[i]
@@ -868,6 +886,8 @@ def summarize(run):
     watches = sum(1 for _, _, records in run.watchers for r in records if r["k"] == "watch")
     resyncs = sum(1 for _, _, records in run.watchers for r in records
                   if r["k"] == "event" and r["e"] == "snapshot" and r.get("resync"))
+    disk_full_resyncs = sum(1 for _, _, records in run.watchers for r in records
+                            if r["k"] == "event" and r["e"] == "progress" and r.get("resync") and during_disk_full(run, r))
     transactions = sum(1 for c in run.history.commits if run.attempts.get(c.get("tag"), {}).get("kind") == "transaction")
     return {
         "kills": run.supervisor.get("kills", 0),
@@ -887,6 +907,7 @@ def summarize(run):
         "watches": watches,
         "reconnects": watches - len(run.watchers),
         "resyncs": resyncs,
+        "disk_full_resyncs": disk_full_resyncs,
         "history_source": run.final.get("history_source"),
     }
 
