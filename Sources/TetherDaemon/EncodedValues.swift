@@ -22,19 +22,19 @@ import TetherWire
 /// a record replaced, a refused group's rollback, a quarantine); records
 /// made by `restore`, Declare or a rollback start without one.
 ///
-/// Bounded: only values whose size bound is at least `encodedMinimum`
+/// Bounded: only values whose size bound is at least `defaultEncodedMinimum`
 /// bytes go this way (a small value's Get stays as it was), and the
-/// fragments kept weigh at most `encodedLimit` bytes in all (64 MiB,
+/// fragments kept weigh at most `defaultEncodedLimit` bytes in all (64 MiB,
 /// whatever the number of states: the daemon's memory grows by at most
 /// that); past it, fragments kept earlier are dropped, in no particular
 /// order, to make room. Gets at a path, and
 /// Watch snapshots, encode the value as before.
 extension Store {
     /// Values smaller than this (their size bound; the fragment itself
-    /// too) are encoded at each Get.
-    static let encodedMinimum = 4 << 10
-    /// The bytes of every fragment kept, at most.
-    static let encodedLimit = 64 << 20
+    /// too) are encoded at each Get (`encodedMinimum`, lowered by tests).
+    public static let defaultEncodedMinimum = 4 << 10
+    /// The bytes of every fragment kept, at most (`encodedLimit`).
+    public static let defaultEncodedLimit = 64 << 20
 
     /// Forgets the fragment `r` keeps, if any.
     @inline(__always)
@@ -52,7 +52,7 @@ extension Store {
     func appendWholeGet(_ name: String, to out: inout [UInt8]) throws(VarlinkError) -> Bool {
         guard keepsEncodedValues else { return false }
         guard let r = records[name] else { throw missingState(name) }
-        guard r.sizeBound >= Store.encodedMinimum else { return false }
+        guard r.sizeBound >= encodedMinimum else { return false }
         if let fragment = r.encoded, r.encodedModified == r.modified {
             append(fragment, revision: revision, modified: r.modified, to: &out)
             return true
@@ -62,7 +62,7 @@ extension Store {
         do { value = try r.value } catch { throw VarlinkError(error, name: name) }
         guard let fragment = Store.fragment(of: value) else { return false }
         append(fragment, revision: revision, modified: r.modified, to: &out)
-        if fragment.count >= Store.encodedMinimum && fragment.count <= Store.encodedLimit {
+        if fragment.count >= encodedMinimum && fragment.count <= encodedLimit {
             makeRoom(for: fragment.count)
             r.encoded = fragment
             r.encodedModified = r.modified
@@ -74,7 +74,7 @@ extension Store {
 
     /// Drops kept fragments until `n` more bytes fit under the limit.
     private func makeRoom(for n: Int) {
-        while encodedBytes + n > Store.encodedLimit, let (_, r) = encodedRecords.first {
+        while encodedBytes + n > encodedLimit, let (_, r) = encodedRecords.first {
             dropEncoded(r)
         }
     }

@@ -75,6 +75,9 @@ public final class Store {
     /// Whether whole-state Gets keep encoded fragments (off: every Get is
     /// encoded afresh; tests compare both).
     public var keepsEncodedValues = true
+    /// See `Store.defaultEncodedMinimum` and `defaultEncodedLimit`.
+    public var encodedMinimum = Store.defaultEncodedMinimum
+    public var encodedLimit = Store.defaultEncodedLimit
 
     public init(limits: Limits = .defaults, logCapacity: Int = 100_000, logBytes: Int = 64 << 20, epoch: String,
                 startRevision: UInt64 = 0, sink: CommitSink? = nil, maxStates: Int = 1_000_000) throws(TetherError) {
