@@ -27,8 +27,9 @@ import TetherWire
 /// fragments kept weigh at most `defaultEncodedLimit` bytes in all (64 MiB,
 /// whatever the number of states: the daemon's memory grows by at most
 /// that); past it, fragments kept earlier are dropped, in no particular
-/// order, to make room. Gets at a path, and
-/// Watch snapshots, encode the value as before.
+/// order, to make room. A Watch's snapshot reply of a whole state uses
+/// (and keeps) the same fragment; Gets and snapshots at a path encode the
+/// value as before.
 extension Store {
     /// Values smaller than this (their size bound; the fragment itself
     /// too) are encoded at each Get (`encodedMinimum`, lowered by tests).
@@ -52,16 +53,22 @@ extension Store {
     func appendWholeGet(_ name: String, to out: inout [UInt8]) throws(VarlinkError) -> Bool {
         guard keepsEncodedValues else { return false }
         guard let r = records[name] else { throw missingState(name) }
-        guard r.sizeBound >= encodedMinimum else { return false }
-        if let fragment = r.encoded, r.encodedModified == r.modified {
-            append(fragment, revision: revision, modified: r.modified, to: &out)
-            return true
-        }
+        guard let fragment = try keptFragment(r) else { return false }
+        Store.appendGetReply(fragment, revision: revision, modified: r.modified, to: &out)
+        return true
+    }
+
+    /// The fragment of `r`'s value: the one kept, else made now (and kept
+    /// when it is big enough and fits); nil when the value is too small
+    /// to go this way, or is one the ordinary path must write (null, a
+    /// value the writer refuses). Throws what reading the value throws.
+    func keptFragment(_ r: StateRecord) throws(VarlinkError) -> [UInt8]? {
+        guard keepsEncodedValues, r.sizeBound >= encodedMinimum else { return nil }
+        if let fragment = r.encoded, r.encodedModified == r.modified { return fragment }
         dropEncoded(r)
         let value: Value
-        do { value = try r.value } catch { throw VarlinkError(error, name: name) }
-        guard let fragment = Store.fragment(of: value) else { return false }
-        append(fragment, revision: revision, modified: r.modified, to: &out)
+        do { value = try r.value } catch { throw VarlinkError(error, name: r.name) }
+        guard let fragment = Store.fragment(of: value) else { return nil }
         if fragment.count >= encodedMinimum && fragment.count <= encodedLimit {
             makeRoom(for: fragment.count)
             r.encoded = fragment
@@ -69,7 +76,7 @@ extension Store {
             encodedBytes += fragment.count
             encodedRecords[ObjectIdentifier(r)] = r
         }
-        return true
+        return fragment
     }
 
     /// Drops kept fragments until `n` more bytes fit under the limit.
@@ -102,22 +109,59 @@ extension Store {
         return out
     }
 
-    /// `{"parameters":{` fragment `,"revision":R,"modified":M}}` and the NUL.
-    private func append(_ fragment: [UInt8], revision: UInt64, modified: UInt64, to out: inout [UInt8]) {
+    /// `{"parameters":{` fragment `,"revision":R,"modified":M}}` and the
+    /// NUL: a GetReply's reply as `MessageEncoder` writes it.
+    static func appendGetReply(_ fragment: [UInt8], revision: UInt64, modified: UInt64, to out: inout [UInt8]) {
         out.append(contentsOf: #"{"parameters":{"#.utf8)
         out.append(contentsOf: fragment)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
             let p = buffer.baseAddress!
-            var n = Store.copy(#","revision":"#, to: p)
-            // Past Int64, Int64.max, as wireInt writes it.
-            n += JSONBytes.writeInt(Int64(exactly: revision) ?? .max, at: p + n)
-            n += Store.copy(#","modified":"#, to: p + n)
-            n += JSONBytes.writeInt(Int64(exactly: modified) ?? .max, at: p + n)
+            var n = copy(#","revision":"#, to: p)
+            n += writeWireInt(revision, at: p + n)
+            n += copy(#","modified":"#, to: p + n)
+            n += writeWireInt(modified, at: p + n)
             p[n] = UInt8(ascii: "}")
             p[n + 1] = UInt8(ascii: "}")
             p[n + 2] = 0
             out.append(contentsOf: UnsafeBufferPointer(start: p, count: n + 3))
         }
+    }
+
+    /// A watch's snapshot reply of a whole state that exists, as
+    /// `MessageEncoder` writes `Reply(parameters: WatchReply(event:
+    /// .snapshot(Entry(…), resync:)…).parameters, continues: true)`:
+    /// `{"parameters":{"event":"snapshot","revision":R,"epoch":"…","state":
+    /// {"name":"…","exists":true,` fragment `,"modified":M}[,"resync":true]},
+    /// "continues":true}` and the NUL.
+    static func appendSnapshotReply(_ fragment: [UInt8], name: String, revision: UInt64, epoch: String,
+                                    modified: UInt64, resync: Bool, to out: inout [UInt8]) throws(TetherError) {
+        var head: [UInt8] = []
+        head.append(contentsOf: #"{"parameters":{"event":"snapshot","revision":"#.utf8)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: JSONBytes.maxIntBytes) { buffer in
+            let n = writeWireInt(revision, at: buffer.baseAddress!)
+            head.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress!, count: n))
+        }
+        head.append(contentsOf: #","epoch":"#.utf8)
+        try Value.string(epoch).writeJSON(into: &head)
+        head.append(contentsOf: #","state":{"name":"#.utf8)
+        try Value.string(name).writeJSON(into: &head)
+        head.append(contentsOf: #","exists":true,"#.utf8)
+        out.append(contentsOf: head)
+        out.append(contentsOf: fragment)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
+            let p = buffer.baseAddress!
+            var n = copy(#","modified":"#, to: p)
+            n += writeWireInt(modified, at: p + n)
+            n += copy(resync ? #"},"resync":true},"continues":true}"# : #"}},"continues":true}"#, to: p + n)
+            p[n] = 0
+            out.append(contentsOf: UnsafeBufferPointer(start: p, count: n + 1))
+        }
+    }
+
+    /// A revision as `wireInt` makes it (past Int64, Int64.max), written
+    /// as the JSON writer writes an int.
+    private static func writeWireInt(_ n: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        JSONBytes.writeInt(Int64(exactly: n) ?? .max, at: p)
     }
 
     private static func copy(_ text: StaticString, to p: UnsafeMutablePointer<UInt8>) -> Int {

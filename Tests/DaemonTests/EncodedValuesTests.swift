@@ -227,3 +227,63 @@ final class EncodedValuesTests: XCTestCase {
         d!.close()
     }
 }
+
+/// Watch snapshots of whole states use the kept fragment: the same bytes.
+final class EncodedSnapshotTests: XCTestCase {
+    func testSnapshotRepliesAreTheFreshEncoding() throws {
+        for minimum in [0, Store.defaultEncodedMinimum] {
+            let d = try InProcessDaemon()
+            d.store.encodedMinimum = minimum
+            var names: [Value] = []
+            for (i, v) in EncodedValuesTests.values.enumerated() {
+                XCTAssertNoThrow(try d.store.write(Op(name: "s\(i)", path: .root, write: .set(v)), tag: nil, origin: nil))
+                names.append(.string("s\(i)"))
+            }
+            names.append("missing")
+            func watch(keeping: Bool) -> [UInt8] {
+                d.store.keepsEncodedValues = keeping
+                defer { d.store.keepsEncodedValues = true }
+                let c = d.connect()
+                c.send("io.tether.Watch", ["names": .array(names)], more: true)
+                return c.session.takeOutput()
+            }
+            for round in 0..<2 {
+                let fresh = watch(keeping: false)
+                let kept = watch(keeping: true)
+                let again = watch(keeping: true)  // from the kept bytes
+                XCTAssertGreaterThan(fresh.count, 50_000)
+                XCTAssertTrue(kept == fresh, "round \(round)")
+                XCTAssertTrue(again == fresh, "round \(round)")
+                XCTAssertGreaterThan(d.store.encodedBytes, 0)
+                // Every state changed: the next snapshots show the new values.
+                for (i, v) in EncodedValuesTests.values.enumerated() {
+                    XCTAssertNoThrow(try d.store.write(Op(name: "s\(i)", path: .root, write: .set(.array([v, .int(Int64(round))]))),
+                                                       tag: nil, origin: nil))
+                }
+            }
+        }
+    }
+
+    func testTheHandWrittenSnapshotReplyIsTheEncoders() throws {
+        for v in EncodedValuesTests.values {
+            guard let fragment = Store.fragment(of: v) else { continue }
+            for resync in [false, true] {
+                for (name, epoch) in [("a", "e1"), ("é \"q\" \\", "")] {
+                    var hand: [UInt8] = []
+                    try Store.appendSnapshotReply(fragment, name: name, revision: 12, epoch: epoch, modified: 7,
+                                                  resync: resync, to: &hand)
+                    var encoder: [UInt8] = []
+                    let reply = WatchReply(event: .snapshot(Entry(name: name, value: v, modified: 7), resync: resync),
+                                           revision: 12, epoch: epoch)
+                    try MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &encoder)
+                    XCTAssertTrue(hand == encoder, String(decoding: hand.prefix(200), as: UTF8.self))
+                }
+            }
+            var hand: [UInt8] = []
+            Store.appendGetReply(fragment, revision: UInt64.max, modified: 3, to: &hand)
+            var encoder: [UInt8] = []
+            try MessageEncoder.append(Reply(parameters: GetReply(value: v, revision: UInt64.max, modified: 3).parameters), to: &encoder)
+            XCTAssertTrue(hand == encoder)
+        }
+    }
+}
