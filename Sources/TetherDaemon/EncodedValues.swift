@@ -71,7 +71,10 @@ extension Store {
         guard let fragment = Store.fragment(of: value) else { return nil }
         if fragment.count >= encodedMinimum && fragment.count <= encodedLimit {
             makeRoom(for: fragment.count)
-            r.encoded = fragment
+            // Kept at its length: the writer's array grew by doubling, and
+            // up to half of it could be slack that the count would not see.
+            r.encoded = fragment.capacity > fragment.count + fragment.count / 16
+                ? fragment.withUnsafeBufferPointer { Array($0) } : fragment
             r.encodedModified = r.modified
             encodedBytes += fragment.count
             encodedRecords[ObjectIdentifier(r)] = r

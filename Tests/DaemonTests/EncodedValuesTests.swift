@@ -72,6 +72,9 @@ final class EncodedValuesTests: XCTestCase {
                 let r = try XCTUnwrap(d.store.record("s\(i)"))
                 let size = Store.fragment(of: v)?.count ?? 0
                 XCTAssertEqual(r.encoded != nil, size >= max(minimum, 1) && r.sizeBound >= minimum, "value \(i)")
+                if let kept = r.encoded {
+                    XCTAssertLessThanOrEqual(kept.capacity, kept.count + kept.count / 16 + 64, "counted at about its memory")
+                }
             }
             XCTAssertGreaterThan(d.store.encodedBytes, 0)
             XCTAssertEqual(d.store.encodedBytes, d.store.encodedRecords.values.reduce(0) { $0 + $1.encoded!.count })
