@@ -41,7 +41,7 @@ extension Store {
     @inline(__always)
     func dropEncoded(_ r: StateRecord) {
         guard let bytes = r.encoded else { return }
-        encodedBytes -= bytes.count
+        encodedBytes -= bytes.capacity
         r.encoded = nil
         encodedRecords[ObjectIdentifier(r)] = nil
     }
@@ -69,14 +69,13 @@ extension Store {
         let value: Value
         do { value = try r.value } catch { throw VarlinkError(error, name: r.name) }
         guard let fragment = Store.fragment(of: value) else { return nil }
-        if fragment.count >= encodedMinimum && fragment.count <= encodedLimit {
-            makeRoom(for: fragment.count)
-            // Kept at its length: the writer's array grew by doubling, and
-            // up to half of it could be slack that the count would not see.
-            r.encoded = fragment.capacity > fragment.count + fragment.count / 16
-                ? fragment.withUnsafeBufferPointer { Array($0) } : fragment
+        // Counted at its capacity: the writer's array grew by doubling, and
+        // its slack is memory kept too.
+        if fragment.count >= encodedMinimum && fragment.capacity <= encodedLimit {
+            makeRoom(for: fragment.capacity)
+            r.encoded = fragment
             r.encodedModified = r.modified
-            encodedBytes += fragment.count
+            encodedBytes += fragment.capacity
             encodedRecords[ObjectIdentifier(r)] = r
         }
         return fragment
@@ -115,6 +114,10 @@ extension Store {
     /// `{"parameters":{` fragment `,"revision":R,"modified":M}}` and the
     /// NUL: a GetReply's reply as `MessageEncoder` writes it.
     static func appendGetReply(_ fragment: [UInt8], revision: UInt64, modified: UInt64, to out: inout [UInt8]) {
+        // Room for the whole reply at once (growing geometrically): else
+        // the fragment's append sizes the buffer to it, and the tail's
+        // reallocates and copies it again.
+        out.reserveGrowing(fragment.count + 128)
         out.append(contentsOf: #"{"parameters":{"#.utf8)
         out.append(contentsOf: fragment)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
@@ -149,6 +152,7 @@ extension Store {
         head.append(contentsOf: #","state":{"name":"#.utf8)
         try Value.string(name).writeJSON(into: &head)
         head.append(contentsOf: #","exists":true,"#.utf8)
+        out.reserveGrowing(head.count + fragment.count + 128)
         out.append(contentsOf: head)
         out.append(contentsOf: fragment)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
