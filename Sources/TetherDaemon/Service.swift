@@ -316,6 +316,17 @@ public final class Service {
 
     private func snapshotEntry(_ name: String, of w: Watcher, resync: Bool) {
         let path = w.parameters.path
+        // A big value's whole state: its encoding kept (EncodedValues.swift).
+        // (A value that cannot be read goes the ordinary way: "exists": false.)
+        if path.isRoot, let r = store.record(name), let fragment = try? store.keptFragment(r) {
+            do {
+                try Store.appendSnapshotReply(fragment, name: name, revision: store.revision, epoch: store.epoch,
+                                              modified: r.modified, resync: resync, to: &w.session.output)
+                queue(w.session)
+                w.sentSinceTick = true
+                return
+            } catch {}
+        }
         var value: Value?
         var modified: UInt64 = 0
         if let r = store.record(name), let whole = try? r.value {

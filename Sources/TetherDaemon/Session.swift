@@ -243,6 +243,11 @@ public final class Session {
         case .get:
             let p = try GetParameters(parameters: call.parameters, limits: limits)
             try mayRead(p.name, grant)
+            // A big value's whole-state Get: its encoding kept (EncodedValues.swift).
+            if p.path.isRoot, !call.oneway, try store.appendWholeGet(p.name, to: &output) {
+                service.queue(self)
+                return
+            }
             send(Reply(parameters: try store.get(p.name, at: p.path).parameters), oneway: call.oneway)
         case .set:
             let p = try SetParameters(parameters: call.parameters, limits: limits)

@@ -13,6 +13,13 @@ final class StateRecord {
     /// An upper bound of the value's size as compact JSON, so that a path
     /// write re-measures the whole value only when it might pass the limit.
     var sizeBound: Int
+    /// The value's Get reply fragment, `"value":…[,"bytes_at":[…]],"type":"…"`,
+    /// as the reply encoder writes it, kept while the value is unchanged
+    /// (EncodedValues.swift); nil: none kept.
+    var encoded: [UInt8]?
+    /// `modified` when `encoded` was made: a kept fragment is used only
+    /// while they are equal (every commit changing the value moves it).
+    var encodedModified: UInt64 = 0
 
     init(name: String, state: State<Value>, modified: UInt64, descriptor: Descriptor, sizeBound: Int) {
         self.name = name
@@ -61,6 +68,16 @@ public final class Store {
     /// state; off only to compare it with `apply` (SimpleSetCallTests,
     /// the fuzzer).
     public var setsWholeStates = true
+    /// Records keeping an encoded Get fragment (EncodedValues.swift), and
+    /// those fragments' bytes in all (at most `encodedLimit`).
+    var encodedRecords: [ObjectIdentifier: StateRecord] = [:]
+    public internal(set) var encodedBytes = 0
+    /// Whether whole-state Gets keep encoded fragments (off: every Get is
+    /// encoded afresh; tests compare both).
+    public var keepsEncodedValues = true
+    /// See `Store.defaultEncodedMinimum` and `defaultEncodedLimit`.
+    public var encodedMinimum = Store.defaultEncodedMinimum
+    public var encodedLimit = Store.defaultEncodedLimit
 
     public init(limits: Limits = .defaults, logCapacity: Int = 100_000, logBytes: Int = 64 << 20, epoch: String,
                 startRevision: UInt64 = 0, sink: CommitSink? = nil, maxStates: Int = 1_000_000) throws(TetherError) {
@@ -113,7 +130,7 @@ public final class Store {
 
     /// The error a read of a state that does not exist gets: NotFound, or,
     /// for a quarantined one, why it cannot be read.
-    private func missingState(_ name: String) -> VarlinkError {
+    func missingState(_ name: String) -> VarlinkError {
         if let reason = quarantined[name] {
             return VarlinkError(TetherError(.badJSON, "the store could not read state '\(name)' when the daemon started (\(reason)); it is quarantined: Set its whole value to replace it"), name: name)
         }
@@ -362,6 +379,7 @@ public final class Store {
         }
         // An equal value changes nothing (TransactionPlan.changedNames).
         guard changed else { return WriteReply(revision: revision, changed: false) }
+        dropEncoded(r)
         revision += 1
         r.modified = revision
         let write = storedWrite(op, r)
@@ -388,6 +406,7 @@ public final class Store {
                 // double: a change of value, so a commit.
                 let replacement = try makeState(name, stored, descriptor)
                 free(r)
+                dropEncoded(r)
                 r.state = replacement
                 r.descriptor = descriptor
                 revision += 1
@@ -539,6 +558,7 @@ public final class Store {
 
     func delete(_ name: String) {
         guard let r = records.removeValue(forKey: name) else { return }
+        dropEncoded(r)
         free(r)
         sortedNames.remove(name)
     }

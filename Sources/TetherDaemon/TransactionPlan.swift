@@ -129,8 +129,9 @@ struct TransactionPlan {
                     r.modified = revision
                     store.insert(r)
                 }
-            } else {
-                after?.modified = revision
+            } else if let r = after {
+                store.dropEncoded(r)
+                r.modified = revision
             }
         }
         // Records made and then removed again within the commit.
