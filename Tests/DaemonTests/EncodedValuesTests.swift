@@ -172,7 +172,7 @@ final class EncodedValuesTests: XCTestCase {
     func testARefusedGroupAndARestartAreNotAnsweredFromOldBytes() throws {
         var template = Array((NSTemporaryDirectory() + "tether-encoded.XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else { throw FixtureError("mkdtemp failed") }
-        let directory = String(cString: template)
+        let directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
 
         var d: StorageFullTests.Daemon? = try StorageFullTests.Daemon(directory: directory, mode: .inline)
