@@ -15,7 +15,8 @@
 #                       output is "N passed, N failed, N skipped" (under
 #                       CI=true a skip not on Tests/allowed-skips.txt fails:
 #                       Tests/check-skips.sh, run.sh). CASE=name runs one
-#                       case (or lesson), ONLY="a b" a few
+#                       case (or lesson), ONLY="a b" a few: only those,
+#                       after the release build, with their own output
 #   make install        PREFIX=/usr/local (default), DESTDIR honoured: the
 #                       library, header, pkg-config file, tetherd, tetherctl
 #                       and systemd units (system and user)
@@ -114,11 +115,16 @@ swift-test: deps
 # exit status is non-zero if anything failed). Only a failed release build
 # stops here, since there would be no library to test.
 # CASE=name (a case of Tests/CTests/cases.h, or a lesson) runs just that one,
-# after the builds; ONLY="a b" a few.
+# after the release build alone (no Swift tests, install check or fuzz run),
+# and shows its output; ONLY="a b" a few.
 export CASE ONLY
 
 test: deps
-	@swift_rc=0; mkdir -p .build; : > .build/swift-test.log; \
+	@if [ -n "$(CASE)$(ONLY)" ]; then \
+	  $(SWIFT) build -c release -Xswiftc -static-stdlib || exit 1; \
+	  exec bash Tests/CTests/run.sh; \
+	fi; \
+	swift_rc=0; mkdir -p .build; : > .build/swift-test.log; \
 	{ $(SWIFT) build && $(SWIFT) test 2>&1 | tee .build/swift-test.log; test "$${PIPESTATUS[0]}" -eq 0; } || swift_rc=$$?; \
 	skips_rc=0; bash Tests/check-skips.sh .build/swift-test.log || skips_rc=$$?; \
 	$(SWIFT) build -c release -Xswiftc -static-stdlib || exit 1; \

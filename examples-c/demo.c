@@ -1,5 +1,5 @@
 /*
- * demo.c — a short narrated session with Tether (what `make run` shows).
+ * demo.c — a short narrated session with Tether (what `make demo` shows).
  *
  * The runtime runs its own libuv loop on a background thread. Observers
  * print from that loop thread ("[loop]"); the main thread ("[main]") and a

@@ -1239,7 +1239,8 @@ int tether_scope_free(tether_scope_t scope);
  * Writes (tether_state_set_*, paths, removes, bindings, transform
  * bindings) go to the daemon instead of the mirror, and come back as the
  * daemon's commit, applied to the mirror in the daemon's order, with the
- * commit's tag and origin in the observers' tether_change_t.info. So:
+ * commit's tag and origin in the observers' tether_change_t.transaction.
+ * So:
  *   - outside callbacks, a write returns once the daemon has committed it
  *     and the mirror shows it (or something later): the writer reads its
  *     own write, and a refusal is the daemon's, with a local state's error

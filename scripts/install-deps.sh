@@ -83,4 +83,14 @@ if ! command -v swift >/dev/null 2>&1; then
       "'swift --version' works in this shell."
 fi
 
+# The README promises Swift 6.0 or later (Package.swift's tools version).
+swift_version=$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -n 1)
+if [ -z "$swift_version" ]; then
+  die "could not read the Swift version from 'swift --version'; Tether needs Swift 6.0 or later"
+fi
+set -- $swift_version
+if [ "$1" -lt 6 ]; then
+  die "Swift $1.$2 is too old: Tether needs Swift 6.0 or later (https://www.swift.org/install/linux/)"
+fi
+
 say "ok: libuv $(pkg-config --modversion libuv), sqlite $(pkg-config --modversion sqlite3), $(swift --version 2>/dev/null | head -n 1)"

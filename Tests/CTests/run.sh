@@ -163,6 +163,8 @@ run_one() {
   local rc=$?
   if [ "$rc" -eq 0 ]; then
     echo "PASS $label"
+    # Picked by name (CASE, ONLY): its own output is what was asked for.
+    if [ -n "${CASE:-}${ONLY:-}" ]; then sed 's/^/    /' "$log"; fi
     passed=$((passed + 1))
     return
   fi
