@@ -114,6 +114,12 @@ struct Tetherd: ParsableCommand {
                 log.say("talk to it:  \(ctl) --address \(addr) set settings /theme '\"dark\"'   (or: export TETHER_ADDRESS=\(addr))")
                 log.say("             \(ctl) --address \(addr) watch settings")
                 log.say("from C:      tether_remote_connect(rt, \"\(addr)\", &remote)   any Varlink client: interface io.tether")
+                log.say("Python:      python3 -m varlink.cli call \(addr)/io.tether.Stats {}   (pip install varlink)")
+            }
+            if uid == 0 && address == nil && dataDir == nil && !memory {
+                // make run as root lands here: the installed service's
+                // places, whose states persist between runs.
+                log.say("as root, this is the system daemon's address and store (\(addr), /var/lib/tether), as the installed service's: for a throwaway daemon pass --memory, or --address and --data-dir")
             }
             log.say("stop: Ctrl-C or SIGTERM")
             daemon.run()

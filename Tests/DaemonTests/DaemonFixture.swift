@@ -43,10 +43,7 @@ final class DaemonFixture {
     init(arguments: [String] = [], environment extra: [String: String] = [:],
          socketPath chosenSocket: String? = nil, dataDirectory: String? = nil,
          file: StaticString = #filePath, line: UInt = #line) throws {
-        let template = NSTemporaryDirectory() + "tetherd-test.XXXXXX"
-        var bytes = Array(template.utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
-        directory = String(cString: bytes)
+        directory = try temporaryDirectory("tetherd-test")
         socketPath = chosenSocket ?? directory + "/tetherd.sock"
 
         let notifyPath = directory + "/notify"
@@ -179,6 +176,14 @@ func connectStream(_ path: String, receiveBuffer: Int32? = nil) throws -> Int32 
         throw FixtureError("connect failed: errno \(errno)")
     }
     return fd
+}
+
+/// A new directory under the temporary directory, named `prefix` and six
+/// random characters (mkdtemp): the caller removes it.
+func temporaryDirectory(_ prefix: String) throws -> String {
+    var bytes = Array((NSTemporaryDirectory() + prefix + ".XXXXXX").utf8CString)
+    guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
+    return bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
 
 struct FixtureError: Error, CustomStringConvertible {

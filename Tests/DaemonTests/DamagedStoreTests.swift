@@ -20,9 +20,7 @@ final class DamagedStoreTests: XCTestCase {
     }
 
     private func newDataDirectory() throws -> String {
-        var bytes = Array((NSTemporaryDirectory() + "tether-damaged.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        let directory = String(cString: bytes)
+        let directory = try temporaryDirectory("tether-damaged")
         directories.append(directory)
         return directory + "/data"
     }

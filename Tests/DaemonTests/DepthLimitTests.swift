@@ -58,9 +58,7 @@ final class DepthLimitTests: XCTestCase {
     private func depth(_ value: Value?) -> Int { value?.nestingDepth ?? -1 }
 
     private func newDirectory() throws -> String {
-        var bytes = Array((NSTemporaryDirectory() + "tether-depth.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        let directory = String(cString: bytes)
+        let directory = try temporaryDirectory("tether-depth")
         addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
         return directory
     }

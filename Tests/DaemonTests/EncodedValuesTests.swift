@@ -170,9 +170,7 @@ final class EncodedValuesTests: XCTestCase {
     /// not show the refused value, even one kept by a Get in the refused
     /// turn; and a restart reads what the store holds.
     func testARefusedGroupAndARestartAreNotAnsweredFromOldBytes() throws {
-        var template = Array((NSTemporaryDirectory() + "tether-encoded.XXXXXX").utf8CString)
-        guard mkdtemp(&template) != nil else { throw FixtureError("mkdtemp failed") }
-        let directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let directory = try temporaryDirectory("tether-encoded")
         addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
 
         var d: StorageFullTests.Daemon? = try StorageFullTests.Daemon(directory: directory, mode: .inline)

@@ -205,7 +205,7 @@ final class GroupCommitTests: XCTestCase {
         c.send("io.tether.Set", ["name": "a", "value": 1])
         _ = h.service.endOfTurn()
         // An oversize frame: its error is sent and the connection closes.
-        var huge = [UInt8](repeating: UInt8(ascii: " "), count: Limits.defaults.maxMessage + 10)
+        let huge = [UInt8](repeating: UInt8(ascii: " "), count: Limits.defaults.maxMessage + 10)
         huge.withUnsafeBytes { c.session.receive($0) }
         XCTAssertNotNil(c.session.closeReason)
         XCTAssertTrue(h.service.endOfTurn().isEmpty, "the close waits behind the held reply")

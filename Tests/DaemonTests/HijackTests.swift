@@ -22,9 +22,7 @@ final class HijackTests: XCTestCase {
 
     /// A fresh directory, 0755 and root's (others may traverse it).
     private func base() throws -> String {
-        var bytes = Array((NSTemporaryDirectory() + "tether-hijack.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed: errno \(errno)") }
-        let path = String(cString: bytes)
+        let path = try temporaryDirectory("tether-hijack")
         chmod(path, 0o755)
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
         return path

@@ -12,9 +12,7 @@ final class LogBytesTests: XCTestCase {
     typealias Client = DepthLimitTests.RawClient
 
     private func newDirectory() throws -> String {
-        var bytes = Array((NSTemporaryDirectory() + "tether-logbytes.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        return String(cString: bytes)
+        return try temporaryDirectory("tether-logbytes")
     }
 
     private func fileSize(_ path: String) -> Int {

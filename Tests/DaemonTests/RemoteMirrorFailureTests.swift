@@ -98,9 +98,7 @@ final class RemoteMirrorFailureTests: XCTestCase {
     }
 
     func testAChangeTheMirrorCannotReadBreaksItInsteadOfLooping() throws {
-        var bytes = Array((NSTemporaryDirectory() + "tether-fake.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        let directory = String(cString: bytes)
+        let directory = try temporaryDirectory("tether-fake")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try FakeDaemon(path: directory + "/fake.sock")
         defer { server.stop() }

@@ -59,9 +59,7 @@ final class ScriptedDaemon: @unchecked Sendable {
     /// `accepting: false`: a listener that never accepts (connections
     /// wait in its backlog, as with a stopped daemon).
     init(accepting: Bool = true, answer: @escaping (Call, Int, Connection) -> Void) throws {
-        var bytes = Array((NSTemporaryDirectory() + "tether-fake.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        directory = String(cString: bytes)
+        directory = try temporaryDirectory("tether-fake")
         path = directory + "/fake.sock"
         self.answer = answer
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -62,9 +62,7 @@ final class StorageFullTests: XCTestCase {
     }
 
     private func newDirectory() throws -> String {
-        var bytes = Array((NSTemporaryDirectory() + "tether-full.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        let directory = String(cString: bytes)
+        let directory = try temporaryDirectory("tether-full")
         addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
         return directory
     }

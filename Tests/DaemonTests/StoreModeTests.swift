@@ -122,9 +122,7 @@ final class StoreModeTests: XCTestCase {
     /// or owned by another uid, and the daemon refuses to start, naming the
     /// file, its owner and its mode.
     func testAnAccessConfigurationOthersCouldWriteIsRefused() throws {
-        var bytes = Array((NSTemporaryDirectory() + "tetherd-config.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        let dir = String(cString: bytes)
+        let dir = try temporaryDirectory("tetherd-config")
         addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/tetherd.json"
         try #"{"grants":[{"uid":4242,"access":"read","prefixes":["pub."]}]}"#.write(toFile: config, atomically: false, encoding: .utf8)

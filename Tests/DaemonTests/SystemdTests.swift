@@ -59,9 +59,7 @@ final class SystemdTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: analyze) else { throw XCTSkip("systemd-analyze is not installed") }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let unit = try String(contentsOfFile: repository.path + "/systemd/system/tetherd.service", encoding: .utf8)
-        var bytes = Array((NSTemporaryDirectory() + "tetherd-unit.XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw FixtureError("mkdtemp failed") }
-        let dir = String(cString: bytes)
+        let dir = try temporaryDirectory("tetherd-unit")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try unit.replacingOccurrences(of: "@PREFIX@", with: "/usr/local").write(toFile: dir + "/tetherd.service", atomically: false, encoding: .utf8)
         let result = try DaemonFixture.run(analyze, ["security", "--offline=yes", "--no-pager", dir + "/tetherd.service"])

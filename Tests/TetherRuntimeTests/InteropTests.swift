@@ -23,6 +23,7 @@ import Testing
         var crt = tether_runtime_t()
         #expect(tether_runtime_new(nil, &crt) == 0)
         let rt = Runtime(unowned: crt.id)
+        #expect(rt.handle == crt.id)
         var cs = tether_state_t()
         #expect(tether_state_new_json(crt, "{\"name\":\"Ada\",\"age\":36}", -1, 0, &cs) == 0)
         struct Person: Codable, Equatable { var name: String; var age: Int }

@@ -24,7 +24,7 @@ import TetherWire
     @Test func aPrivateDirectoryMustBeOursAnd0700AndNoLink() throws {
         var bytes = Array("/tmp/socket-trust.XXXXXX".utf8CString)
         #expect(mkdtemp(&bytes) != nil)
-        let base = String(cString: bytes)
+        let base = bytes.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { _ = unlink(base + "/link"); _ = rmdir(base + "/dir"); _ = rmdir(base) }
         #expect(mkdir(base + "/dir", 0o700) == 0)
         #expect(throws: Never.self) { try SocketTrust.checkPrivateDirectory(base + "/dir", owner: getuid()) }
