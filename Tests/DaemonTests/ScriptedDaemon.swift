@@ -56,6 +56,21 @@ final class ScriptedDaemon: @unchecked Sendable {
 
     var watches: [WatchParameters] { lock.lock(); defer { lock.unlock() }; return watchCalls }
 
+    /// Connections accepted so far, in the kernel's order (one accept
+    /// thread takes them from the backlog first come, first served).
+    private var acceptedCount = 0
+    private let acceptedChanged = NSCondition()
+    var accepted: Int { acceptedChanged.lock(); defer { acceptedChanged.unlock() }; return acceptedCount }
+
+    /// Waits until `count` connections were accepted (false after 60 s).
+    func waitAccepted(_ count: Int) -> Bool {
+        acceptedChanged.lock()
+        defer { acceptedChanged.unlock() }
+        let deadline = Date().addingTimeInterval(60)
+        while acceptedCount < count { if !acceptedChanged.wait(until: deadline) { return false } }
+        return true
+    }
+
     /// `accepting: false`: a listener that never accepts (connections
     /// wait in its backlog, as with a stopped daemon).
     init(accepting: Bool = true, answer: @escaping (Call, Int, Connection) -> Void) throws {
@@ -73,6 +88,7 @@ final class ScriptedDaemon: @unchecked Sendable {
                 let fd = accept(listener, nil, nil)
                 if fd < 0 { return }
                 lock.lock(); open.append(fd); lock.unlock()
+                acceptedChanged.lock(); acceptedCount += 1; acceptedChanged.broadcast(); acceptedChanged.unlock()
                 Thread.detachNewThread { [self] in serve(Connection(fd: fd)) }
             }
         }
