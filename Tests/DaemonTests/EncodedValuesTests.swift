@@ -176,10 +176,10 @@ final class EncodedValuesTests: XCTestCase {
         var d: StorageFullTests.Daemon? = try StorageFullTests.Daemon(directory: directory, mode: .inline)
         let writer = d!.connect(), reader = d!.connect()
         func payload(_ i: Int) -> Value { .string(String(i) + String(repeating: "p", count: 6000)) }
-        writer.send("Set", ["name": "big", "value": payload(0)])
+        writer.send("io.tether.Set", ["name": "big", "value": payload(0)])
         d!.turn()
         XCTAssertNil(writer.written().first?.error)
-        reader.send("Get", ["name": "big"])
+        reader.send("io.tether.Get", ["name": "big"])
         d!.turn()
         XCTAssertEqual(reader.written().first.flatMap { try? GetReply(from: .object($0.parameters)).value }, payload(0))
         XCTAssertNotNil(d!.store.record("big")?.encoded)
@@ -189,8 +189,8 @@ final class EncodedValuesTests: XCTestCase {
         var refused = false
         for i in 1..<200 {
             // The write, then a Get of it in the same turn (the written value kept).
-            writer.send("Set", ["name": "big", "value": payload(i)])
-            writer.send("Get", ["name": "big"])
+            writer.send("io.tether.Set", ["name": "big", "value": payload(i)])
+            writer.send("io.tether.Get", ["name": "big"])
             d!.turn()
             let r = writer.written()
             XCTAssertEqual(r.count, 2)
@@ -202,7 +202,7 @@ final class EncodedValuesTests: XCTestCase {
             acknowledged = payload(i)
         }
         XCTAssertTrue(refused, "the disk never filled")
-        reader.send("Get", ["name": "big"])
+        reader.send("io.tether.Get", ["name": "big"])
         d!.turn()
         let after = reader.written()
         XCTAssertEqual(after.first.flatMap { try? GetReply(from: .object($0.parameters)).value }, acknowledged)
@@ -221,7 +221,7 @@ final class EncodedValuesTests: XCTestCase {
         d = nil
         d = try StorageFullTests.Daemon(directory: directory, mode: .inline)
         let again = d!.connect()
-        again.send("Get", ["name": "big"])
+        again.send("io.tether.Get", ["name": "big"])
         d!.turn()
         XCTAssertEqual(again.written().first.flatMap { try? GetReply(from: .object($0.parameters)).value }, acknowledged)
         d!.close()

@@ -33,32 +33,12 @@ final class StorageFullTests: XCTestCase {
             service = Service(store: store, policy: AccessPolicy(owner: getuid()), log: EventLog(quiet: true))
         }
 
-        func connect() -> Client { Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid()))) }
+        func connect() -> GroupCommitTests.Client { GroupCommitTests.Client(session: service.open(peer: Peer(pid: 1, uid: getuid(), gid: getgid()))) }
 
         /// Ends the turn and waits until its output may be written.
         func turn() { _ = service.drain() }
 
         func close() { committer.close() }
-    }
-
-    final class Client {
-        let session: Session
-        private var decoder = MessageDecoder(maxMessage: Limits.defaults.maxReply)
-        init(session: Session) { self.session = session }
-
-        func send(_ method: String, _ parameters: [String: Value] = [:], more: Bool = false) {
-            var out: [UInt8] = []
-            try! MessageEncoder.append(Call(method: "io.tether." + method, parameters: object(parameters), more: more), to: &out)
-            out.withUnsafeBytes { session.receive($0) }
-        }
-
-        /// What the transport may write now.
-        func written() -> [Reply] {
-            decoder.append(session.takeReady())
-            var result: [Reply] = []
-            while let message = try! decoder.next() { result.append(try! Reply(parsing: message)) }
-            return result
-        }
     }
 
     private func newDirectory() throws -> String {
@@ -80,7 +60,7 @@ final class StorageFullTests: XCTestCase {
         let directory = try newDirectory()
         var d: Daemon? = try Daemon(directory: directory, mode: mode)
         let writer = d!.connect(), second = d!.connect(), reader = d!.connect(), watcher = d!.connect()
-        watcher.send("Watch", ["prefix": ""], more: true)
+        watcher.send("io.tether.Watch", ["prefix": ""], more: true)
         d!.turn()
         XCTAssertEqual(watcher.written().map { $0.parameters.string("event") }, ["progress"])
 
@@ -93,8 +73,8 @@ final class StorageFullTests: XCTestCase {
             XCTAssertLessThan(i, 1000, "the disk never filled")
             if i >= 1000 { return }
             // Two writers in one turn: one group.
-            writer.send("Set", ["name": .string("a\(i)"), "value": Self.payload])
-            second.send("Set", ["name": .string("b\(i)"), "value": Self.payload])
+            writer.send("io.tether.Set", ["name": .string("a\(i)"), "value": Self.payload])
+            second.send("io.tether.Set", ["name": .string("b\(i)"), "value": Self.payload])
             d!.turn()
             for (client, name) in [(writer, "a\(i)"), (second, "b\(i)")] {
                 let r = client.written()
@@ -114,8 +94,8 @@ final class StorageFullTests: XCTestCase {
         XCTAssertEqual(Int64(d!.store.revision), lastAcknowledged, "the refused commits are undone in memory")
 
         // Reads go on, and see nothing refused.
-        reader.send("Get", ["name": "a0"])
-        reader.send("Get", ["name": .string(refused[0])])
+        reader.send("io.tether.Get", ["name": "a0"])
+        reader.send("io.tether.Get", ["name": .string(refused[0])])
         d!.turn()
         let reads = reader.written()
         XCTAssertEqual(reads.count, 2)
@@ -123,8 +103,8 @@ final class StorageFullTests: XCTestCase {
         XCTAssertEqual(reads.last?.error, "io.tether.NotFound", "a refused write left nothing behind")
 
         // Still full: the same group is refused again.
-        writer.send("Set", ["name": "late1", "value": Self.payload])
-        second.send("Set", ["name": "late2", "value": Self.payload])
+        writer.send("io.tether.Set", ["name": "late1", "value": Self.payload])
+        second.send("io.tether.Set", ["name": "late2", "value": Self.payload])
         d!.turn()
         XCTAssertEqual(writer.written().first?.error, "io.tether.StorageFull")
         XCTAssertEqual(second.written().first?.error, "io.tether.StorageFull")
@@ -134,7 +114,7 @@ final class StorageFullTests: XCTestCase {
 
         // Room again: writes succeed, under the next revision (no gap).
         try d!.sqlite.setMaxPageCount(0)
-        writer.send("Set", ["name": "after", "value": 1])
+        writer.send("io.tether.Set", ["name": "after", "value": 1])
         d!.turn()
         let after = writer.written()
         XCTAssertNil(after.first?.error, "\(String(describing: after.first?.parameters))")
