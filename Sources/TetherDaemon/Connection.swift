@@ -163,13 +163,7 @@ final class Connection {
     /// holds no descriptor past its accept.
     func refuseNow() {
         let bytes = session.takeOutput()
-        if !bytes.isEmpty {
-            bytes.withUnsafeBufferPointer { raw in
-                var buf = uv_buf_init(UnsafeMutableRawPointer(mutating: raw.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                      UInt32(raw.count))
-                _ = uv_try_write(stream, &buf, 1)
-            }
-        }
+        if !bytes.isEmpty { write(bytes) }
         close()
     }
 
