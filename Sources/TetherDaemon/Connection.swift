@@ -68,14 +68,15 @@ final class Connection {
     /// reads; meanwhile nothing more is read from it.
     func afterInput() {
         guard !closing, session.inputWaits else { return }
-        if session.isBackedUp {
-            if !readingStopped {
-                uv_read_stop(stream)
-                readingStopped = true
-            }
-        } else {
-            daemon.resumeLater(self)
+        // Nothing more is read while calls wait: what a peer sends faster
+        // than its slices are answered stays in its socket, not in the
+        // decoder's buffer (which would grow without bound, and count
+        // against its uid's cap on unfinished input).
+        if !readingStopped {
+            uv_read_stop(stream)
+            readingStopped = true
         }
+        if !session.isBackedUp { daemon.resumeLater(self) }
     }
 
     /// The next slice of waiting calls (the daemon's idle turn, or output
