@@ -43,6 +43,8 @@ final class Admission {
     /// peers is logged once a second per uid, with its count, not once
     /// per connection).
     private var refusedSinceLog: [UInt32: (count: Int, last: UInt64)] = [:]
+    /// The clock of those lines, in ms (tests set their own).
+    var now: () -> UInt64 = Admission.monotonicMilliseconds
 
     init(limits: AdmissionLimits, owner: UInt32) {
         self.limits = limits
@@ -102,7 +104,7 @@ final class Admission {
     /// Whether a refusal of `uid` should be logged now; with the number of
     /// refusals folded into this line.
     func shouldLogRefusal(of uid: UInt32) -> Int? {
-        let now = Admission.monotonicMilliseconds()
+        let now = self.now()
         var entry = refusedSinceLog[uid] ?? (0, 0)
         entry.count += 1
         if entry.last == 0 || now - entry.last >= 1000 {
