@@ -22,6 +22,10 @@ let package = Package(
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
         .library(name: "TetherRuntime", targets: ["TetherRuntime"]),
         .executable(name: "tetherd", targets: ["tetherd"]),
+        // For tetherd's builds with another backend (Backends/Etcd): the
+        // daemon and its command, to which they add theirs.
+        .library(name: "TetherDaemon", targets: ["TetherDaemon"]),
+        .library(name: "TetherdCommand", targets: ["TetherdCommand"]),
         .executable(name: "tetherctl", targets: ["tetherctl"]),
     ],
     dependencies: [
@@ -82,7 +86,9 @@ let package = Package(
             dependencies: ["TetherRuntime", "TetherWire", "TetherCore", "CLibUV", "CSQLite", "CDaemonSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths
         ),
-        .executableTarget(name: "tetherd", dependencies: ["TetherDaemon", "TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+        .target(name: "TetherdCommand", dependencies: ["TetherDaemon", "TetherWire", "TetherCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                path: "Sources/tetherd", swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "tetherd", dependencies: ["TetherdCommand"], path: "Sources/tetherd-main",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         // The fuzzer of the frame decoder and the dispatcher: what each input
         // is checked for (a library, so DaemonTests replays the corpus and

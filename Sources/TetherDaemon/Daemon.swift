@@ -106,6 +106,8 @@ public final class Daemon {
         uv_timer_start(idleTimer, { handle in
             Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().service.idleTick()
         }, interval, interval)
+        // A shared ledger follows its commits on this loop from now on.
+        try service.store.ledger?.attach(loop: loop, store: service.store, log: service.log)
         for (handle, number) in [(sigterm, SIGTERM), (sigint, SIGINT)] {
             uv_signal_init(loop, handle)
             handle.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -149,6 +151,7 @@ public final class Daemon {
         // What was answered goes out first, once durable.
         for session in service.drain() { session.connection?.flush() }
         service.committer?.setNotify(nil)  // its uv_async closes now
+        service.store.ledger?.detach()
         resumable.removeAll()
         for handle in [UnsafeMutableRawPointer(listener), UnsafeMutableRawPointer(turnEnd), UnsafeMutableRawPointer(idleTimer),
                        UnsafeMutableRawPointer(resumeIdle),

@@ -115,6 +115,10 @@ public final class Session {
         var calls = 0
         inputWaits = false
         while closeReason == nil {
+            if awaitingLedger {
+                inputWaits = decoder.hasCompleteMessage
+                break
+            }
             if sliced && (isBackedUp || calls >= Session.sliceCalls || output.count - outputBefore >= Session.sliceBytes) {
                 inputWaits = decoder.hasCompleteMessage
                 break
@@ -252,17 +256,22 @@ public final class Session {
         case .set:
             let p = try SetParameters(parameters: call.parameters, limits: limits)
             try mayWrite(p.name, grant)
-            let reply = try store.write(Op(name: p.name, path: p.path, write: .set(p.value)), tag: p.tag, origin: p.origin)
+            let op = Op(name: p.name, path: p.path, write: .set(p.value))
+            if store.ledger != nil { return proposeWrite([op], [], p.tag, p.origin, oneway: call.oneway) }
+            let reply = try store.write(op, tag: p.tag, origin: p.origin)
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .remove:
             let p = try RemoveParameters(parameters: call.parameters, limits: limits)
             try mayWrite(p.name, grant)
-            let reply = try store.write(Op(name: p.name, path: p.path, write: .remove), tag: p.tag, origin: p.origin)
+            let op = Op(name: p.name, path: p.path, write: .remove)
+            if store.ledger != nil { return proposeWrite([op], [], p.tag, p.origin, oneway: call.oneway) }
+            let reply = try store.write(op, tag: p.tag, origin: p.origin)
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .transaction:
             let p = try TransactionParameters(parameters: call.parameters, limits: limits)
             for op in p.ops { try mayWrite(op.name, grant) }
             for pre in p.preconditions { try mayRead(pre.name, grant) }
+            if store.ledger != nil { return proposeWrite(p.ops, p.preconditions, p.tag, p.origin, oneway: call.oneway) }
             let reply = try store.apply(p.ops, preconditions: p.preconditions, tag: p.tag, origin: p.origin)
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .list:
@@ -277,6 +286,13 @@ public final class Session {
         case .declare:
             let p = try DeclareParameters(parameters: call.parameters, limits: limits)
             try mayWrite(p.name, grant)
+            if store.ledger != nil {
+                awaitingLedger = true
+                store.proposeDeclare(p.name, p.descriptor, value: p.value) { [weak self] result in
+                    self?.answerLedger(result.map(\.parameters), oneway: call.oneway)
+                }
+                return
+            }
             let reply = try store.declare(p.name, p.descriptor, value: p.value)
             send(Reply(parameters: reply.parameters), oneway: call.oneway)
         case .watch:
@@ -313,11 +329,41 @@ public final class Session {
         do throws(VarlinkError) {
             try StateName.check(set.name, parameter: "name", limits: store.limits)
             try mayWrite(set.name, grant)
+            if store.ledger != nil { return proposeWrite([Op(name: set.name, path: .root, write: .set(set.value))], [], nil, nil, oneway: false) }
             let reply = try store.write(Op(name: set.name, path: .root, write: .set(set.value)), tag: nil, origin: nil)
             WriteReplyBytes.append(reply, to: &output)
             service.queue(self)
         } catch {
             send(error.reply, oneway: false)
+        }
+    }
+
+    // MARK: Writes through a ledger (Ledger.swift)
+
+    /// Whether a write of this connection waits for the ledger: its later
+    /// calls wait in the decoder (their replies must follow its reply),
+    /// and are handled once it is answered.
+    private(set) var awaitingLedger = false
+
+    private func proposeWrite(_ ops: [Op], _ preconditions: [Precondition], _ tag: String?, _ origin: UInt64?, oneway: Bool) {
+        awaitingLedger = true
+        service.store.propose(ops, preconditions: preconditions, tag: tag, origin: origin) { [weak self] result in
+            self?.answerLedger(result.map(\.parameters), oneway: oneway)
+        }
+    }
+
+    /// The ledger answered this connection's write: its reply, then the
+    /// calls that waited behind it.
+    private func answerLedger(_ result: Result<ValueObject, VarlinkError>, oneway: Bool) {
+        awaitingLedger = false
+        switch result {
+        case .success(let parameters): send(Reply(parameters: parameters), oneway: oneway)
+        case .failure(let error): send(error.reply, oneway: oneway)
+        }
+        if let connection {
+            connection.daemon.resumeLater(connection)
+        } else if decoder.hasCompleteMessage {
+            drainInput(sliced: false)
         }
     }
 

@@ -42,7 +42,7 @@ final class StateRecord {
 /// method returns; a call that changes nothing commits nothing.
 public final class Store {
     public let limits: Limits
-    public private(set) var revision: UInt64
+    public internal(set) var revision: UInt64
     public let epoch: String
     let runtime: Runtime
     private(set) var records: [String: StateRecord] = [:]
@@ -59,9 +59,14 @@ public final class Store {
     /// state of the daemon's runtime that cannot be freed); the daemon
     /// logs it.
     public var report: ((String) -> Void)?
-    private(set) var log: CommitLog
+    var log: CommitLog
     /// Where commits go to disk; nil: nowhere (`--memory`).
     let sink: CommitSink?
+    /// The shared ledger that decides commits instead of this store
+    /// (Ledger.swift); nil: the store decides (SQLite, --memory).
+    public var ledger: Ledger?
+    /// Calls waiting until a revision is installed (`whenInstalled`).
+    var installWaiters: [(revision: UInt64, then: () -> Void)] = []
     /// Called with each commit, after the sink has it.
     var onCommit: ((Commit) -> Void)?
     /// Whether `write` takes `setWhole` for a Set of a whole existing
@@ -126,7 +131,7 @@ public final class Store {
     }
 
     /// States the store could not read at start, and why (see `restore`).
-    public private(set) var quarantined: [String: String] = [:]
+    public internal(set) var quarantined: [String: String] = [:]
 
     /// The error a read of a state that does not exist gets: NotFound, or,
     /// for a quarantined one, why it cannot be read.
@@ -206,6 +211,7 @@ public final class Store {
     func compact(through revision: UInt64?) throws(VarlinkError) -> CompactReply {
         let through = min(revision ?? (self.revision > 0 ? self.revision - 1 : 0), self.revision)
         log.compact(through: through)
+        ledger?.compact(through: oldestRevision)
         do {
             try sink?.compact(through: oldestRevision)
         } catch let failure as GroupCommitter.GroupFailure {
@@ -317,7 +323,7 @@ public final class Store {
     /// Refuses ops that would make more than `maxStates` states (only
     /// Sets of names that do not exist count: a write to existing states
     /// costs one dictionary lookup per op).
-    private func checkStateCount(_ ops: [Op]) throws(VarlinkError) {
+    func checkStateCount(_ ops: [Op]) throws(VarlinkError) {
         guard records.count + ops.count > maxStates else { return }
         var new = Set<String>()
         for op in ops where records[op.name] == nil {
@@ -499,7 +505,7 @@ public final class Store {
 
     /// The write as the state stored it (the type lock turns an int into a
     /// double at the root of a double state).
-    private func storedWrite(_ op: Op, _ record: StateRecord? = nil) -> Write {
+    func storedWrite(_ op: Op, _ record: StateRecord? = nil) -> Write {
         if op.path.isRoot, case .set(.int(let i)) = op.write, (record ?? records[op.name])?.descriptor.type == .double {
             return .set(.double(Double(i)))
         }
@@ -779,6 +785,6 @@ struct SortedNames {
 
 /// Carries a VarlinkError through the runtime's transaction body, which
 /// throws untyped errors.
-private struct WrappedVarlinkError: Error {
+struct WrappedVarlinkError: Error {
     let error: VarlinkError
 }

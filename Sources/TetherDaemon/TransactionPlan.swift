@@ -21,6 +21,9 @@ struct TransactionPlan {
         self.store = store
     }
 
+    /// The record `name` has as this commit sees it (nil: none).
+    func record(_ name: String) -> StateRecord? { current(name) }
+
     /// The record `name` has as this commit sees it.
     private func current(_ name: String) -> StateRecord? {
         if let replaced = overlay[name] { return replaced }

@@ -1,5 +1,7 @@
 // tetherd: the Tether state daemon. Options are parsed here; everything
-// else is the TetherDaemon library (so tests can run it in process).
+// else is the TetherDaemon library (so tests can run it in process). A
+// library of its own, so that a tetherd built with another backend
+// (Backends/Etcd) is the same command with one more backend registered.
 import ArgumentParser
 import Glibc
 import TetherCore
@@ -8,8 +10,15 @@ import TetherWire
 
 extension GroupCommitter.Mode: ExpressibleByArgument {}
 
-struct Tetherd: ParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct Tetherd: ParsableCommand {
+    public init() {}
+
+    /// Backends other than SQLite and --memory, by the scheme `--backend`
+    /// names them with (`etcd:`): a build that has one registers it
+    /// before `Tetherd.main()`.
+    nonisolated(unsafe) public static var backends: [String: any StoreBackend.Type] = [:]
+
+    public static let configuration = CommandConfiguration(
         commandName: "tetherd",
         abstract: "The Tether state daemon: named JSON states shared by every process of the machine, over Varlink.",
         discussion: """
@@ -45,6 +54,9 @@ struct Tetherd: ParsableCommand {
 
     @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
     var memory = false
+
+    @Option(help: "Where the states live: sqlite (the default: the data directory), or etcd:URL[,URL…] (a cluster shared by several hosts' tetherds; a build with the etcd backend, `make etcd`: docs/daemon.md, \"Several machines\").")
+    var backend: String = "sqlite"
 
     @Option(help: "Start from a snapshot (io.tether.Snapshot, tetherctl snapshot): the data directory's store is replaced by a copy of it, under a new epoch.")
     var restore: String?
@@ -82,7 +94,7 @@ struct Tetherd: ParsableCommand {
     @Flag(help: "Log every connection and disconnection too.")
     var verbose = false
 
-    func run() throws {
+    public func run() throws {
         let log = EventLog()
         let uid = getuid()
         // Every file the daemon makes (the store, its WAL and SHM, the
@@ -96,7 +108,7 @@ struct Tetherd: ParsableCommand {
             let addr = try address.map { text throws(VarlinkError) in try DaemonAddress(parsing: text) }
                 ?? DaemonAddress.standard(uid: uid, environment: environment)
             let policy = try loadPolicy(uid: uid, environment: environment, log: log)
-            let (store, sqlite) = try openStore(uid: uid, environment: environment, log: log)
+            let (store, sqlite) = try openBackend(uid: uid, environment: environment, log: log)
             guard maxConnectionsPerUid >= 1, maxInputPerUid >= 1, reservedDescriptors >= 0 else {
                 throw TetherError(.invalidArgument, "--max-connections-per-uid and --max-input-per-uid must be at least 1, --reserved-descriptors at least 0")
             }
@@ -134,6 +146,24 @@ struct Tetherd: ParsableCommand {
             log.event("error", "message" => error.message)
             throw ExitCode(1)
         }
+    }
+
+    /// The store `--backend` names: SQLite (`openStore`), or a registered
+    /// backend's.
+    func openBackend(uid: UInt32, environment: [String: String], log: EventLog) throws(TetherError) -> (Store, SQLiteStore?) {
+        if backend == "sqlite" { return try openStore(uid: uid, environment: environment, log: log) }
+        let scheme = String(backend.prefix(while: { $0 != ":" }))
+        guard let kind = Tetherd.backends[scheme] else {
+            if scheme == "etcd" {
+                throw TetherError(.invalidArgument, "this tetherd was built without the etcd backend: build the one that has it with `make etcd` (it is Backends/Etcd/.build/release/tetherd)")
+            }
+            throw TetherError(.invalidArgument, "--backend \(backend): unknown backend (sqlite, or etcd:URL[,URL…] in a build with the etcd backend)")
+        }
+        if memory || salvage { throw TetherError(.invalidArgument, "--memory and --salvage are for the SQLite backend, not --backend \(scheme)") }
+        let spec = String(backend.dropFirst(scheme.count + 1))
+        let store = try kind.open(spec: spec, options: StoreBackendOptions(logCapacity: logCapacity, logBytes: logBytes, maxStates: maxStates, restore: restore, newEpoch: Tetherd.newEpoch()), log: log)
+        store.report = { log.event("store-error", "message" => $0) }
+        return (store, nil)
     }
 
     /// The store: SQLite in the data directory (restored, the revision and
@@ -255,7 +285,7 @@ struct Tetherd: ParsableCommand {
 
     /// A new epoch: 64 random bits in hex. Revisions of another epoch (an
     /// earlier daemon without a store) are not comparable with ours.
-    static func newEpoch() -> String {
+    public static func newEpoch() -> String {
         let bits = UInt64.random(in: 1...UInt64.max)  // the system's generator (getrandom)
         let hex = String(bits, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
@@ -264,4 +294,3 @@ struct Tetherd: ParsableCommand {
 
 extension SQLiteStore.Durability: ExpressibleByArgument {}
 
-Tetherd.main()

@@ -1,0 +1,159 @@
+import CLibUV
+import TetherCore
+import TetherWire
+
+/// A shared ledger that decides commits for several daemons at once (etcd:
+/// `Backends/Etcd`, docs/daemon.md "Several machines").
+///
+/// With a ledger the store no longer decides: a write is planned against
+/// the host's mirror of the states (every check a local write makes, and
+/// the states as the commit would leave them), proposed, and installed
+/// only when the ledger's own stream of commits delivers it
+/// (`Store.install`), in the ledger's order, the same on every host. The
+/// call's reply waits until then, so a client reads its own writes on its
+/// host. Threads: every method is called on the daemon's loop thread, and
+/// every callback comes back on it.
+public protocol Ledger: AnyObject {
+    /// A short description for the log ("etcd http://…").
+    var summary: String { get }
+    /// Starts following the ledger on the daemon's loop: the store's
+    /// states are installed from it from now on.
+    func attach(loop: UnsafeMutablePointer<uv_loop_t>, store: Store, log: EventLog) throws(TetherError)
+    /// Stops (the daemon stops): proposals not answered yet end Busy.
+    func detach()
+    /// Proposes a commit; `done` is called once, on the loop thread.
+    func propose(_ proposal: Proposal, done: @escaping (ProposalOutcome) -> Void)
+    /// Asks the ledger to forget its history up to `revision`; errors are
+    /// logged (the host's own log is compacted already).
+    func compact(through revision: UInt64)
+}
+
+/// One commit as a host proposes it.
+public struct Proposal {
+    /// Every state the commit read or wrote, with the revision its host
+    /// mirror had (0: absent): the ledger commits only if each is still
+    /// so, and says `stale` otherwise. Preconditions are among them.
+    public var expected: [(name: String, modified: UInt64)]
+    /// Each changed state as the commit leaves it (value nil: removed).
+    public var images: [StateImage]
+    /// Descriptors the commit sets (a Declare), by state name.
+    public var descriptors: [(name: String, descriptor: Descriptor)]
+    /// States whose descriptor goes with them (removed states).
+    public var droppedDescriptors: [String]
+    /// The commit's changes, as watchers are sent them.
+    public var changes: [Change]
+    public var tag: String?
+    public var origin: UInt64?
+    /// The sum of the changed values' sizes (compact JSON).
+    public var bytes: Int
+}
+
+/// What the ledger made of a proposal.
+public enum ProposalOutcome {
+    /// Committed at `revision`: the reply waits until the store installed it.
+    case committed(revision: UInt64)
+    /// A state it expected changed meanwhile (another host wrote it): the
+    /// host catches up to `revision`, then plans the call again.
+    case stale(revision: UInt64)
+    /// Not committed, and never will be (the ledger refused it, or could
+    /// not be reached: Busy), or its outcome is unknown (TimedOut).
+    case failed(VarlinkError)
+}
+
+extension Store {
+    /// How often a call planned against a mirror that turned out stale is
+    /// planned again before it gets Busy (another host keeps writing the
+    /// same states).
+    static let maxProposalAttempts = 8
+
+    /// A write through the ledger: planned against the mirror, proposed,
+    /// answered once installed (see `Ledger`). `done` gets the reply.
+    func propose(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?, attempt: Int = 1,
+                 done: @escaping (Result<WriteReply, VarlinkError>) -> Void) {
+        guard let ledger else { return done(Result { () throws(VarlinkError) in try apply(ops, preconditions: preconditions, tag: tag, origin: origin) }) }
+        let proposal: Proposal
+        do throws(VarlinkError) {
+            guard let planned = try plan(ops, preconditions: preconditions, tag: tag, origin: origin) else {
+                return done(.success(WriteReply(revision: revision, changed: false)))
+            }
+            proposal = planned
+        } catch {
+            return done(.failure(error))
+        }
+        ledger.propose(proposal) { [weak self] outcome in
+            guard let self else { return }
+            switch outcome {
+            case .committed(let revision):
+                self.whenInstalled(revision) { done(.success(WriteReply(revision: revision, changed: true))) }
+            case .stale(let revision):
+                guard attempt < Store.maxProposalAttempts else {
+                    return done(.failure(VarlinkError(TetherError(.busy, "the states this write reads kept changing on other hosts (\(attempt) attempts): nothing of it was applied; retry"))))
+                }
+                self.whenInstalled(revision) {
+                    self.propose(ops, preconditions: preconditions, tag: tag, origin: origin, attempt: attempt + 1, done: done)
+                }
+            case .failed(let error):
+                done(.failure(error))
+            }
+        }
+    }
+
+    /// A Declare through the ledger.
+    func proposeDeclare(_ name: String, _ descriptor: Descriptor, value: Value, attempt: Int = 1,
+                        done: @escaping (Result<DeclareReply, VarlinkError>) -> Void) {
+        guard let ledger else { return done(Result { () throws(VarlinkError) in try declare(name, descriptor, value: value) }) }
+        let proposal: Proposal
+        let created: Bool
+        do throws(VarlinkError) {
+            (proposal, created) = try planDeclare(name, descriptor, value: value)
+        } catch {
+            return done(.failure(error))
+        }
+        ledger.propose(proposal) { [weak self] outcome in
+            guard let self else { return }
+            switch outcome {
+            case .committed(let revision):
+                self.whenInstalled(revision) { done(.success(DeclareReply(revision: revision, created: created))) }
+            case .stale(let revision):
+                guard attempt < Store.maxProposalAttempts else {
+                    return done(.failure(VarlinkError(TetherError(.busy, "'\(name)' kept changing on other hosts (\(attempt) attempts): the Declare was not applied; retry"), name: name)))
+                }
+                self.whenInstalled(revision) {
+                    self.proposeDeclare(name, descriptor, value: value, attempt: attempt + 1, done: done)
+                }
+            case .failed(let error):
+                done(.failure(error))
+            }
+        }
+    }
+
+    /// Runs `then` once the store installed `revision` (now, if it has).
+    func whenInstalled(_ revision: UInt64, then: @escaping () -> Void) {
+        if self.revision >= revision { return then() }
+        installWaiters.append((revision, then))
+    }
+}
+
+/// A backend of tetherd other than SQLite (`tetherd --backend SCHEME:SPEC`):
+/// it opens a store whose `ledger` is set and whose states are loaded.
+public protocol StoreBackend {
+    static func open(spec: String, options: StoreBackendOptions, log: EventLog) throws(TetherError) -> Store
+}
+
+/// The daemon's settings a backend's store takes.
+public struct StoreBackendOptions {
+    public var logCapacity: Int
+    public var logBytes: Int
+    public var maxStates: Int
+    /// A snapshot file to start from (`--restore`), under `newEpoch`.
+    public var restore: String?
+    public var newEpoch: String
+
+    public init(logCapacity: Int, logBytes: Int, maxStates: Int, restore: String?, newEpoch: String) {
+        self.logCapacity = logCapacity
+        self.logBytes = logBytes
+        self.maxStates = maxStates
+        self.restore = restore
+        self.newEpoch = newEpoch
+    }
+}
