@@ -30,6 +30,11 @@ if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists sqlite3; the
   need_apt+=(libsqlite3-dev)
 fi
 
+# etcd: the etcd backend's tests start a 3-member cluster of Debian's
+# etcd on loopback (scripts/etcd-cluster.sh); the protocol code is
+# generated already (Backends/Etcd/scripts/generate.sh), so no protoc.
+command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "missing: ${need_apt[*]}"
   if ! command -v apt-get >/dev/null 2>&1; then

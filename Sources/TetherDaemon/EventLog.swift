@@ -11,6 +11,10 @@ public final class EventLog {
     }
 
     public func event(_ name: String, _ fields: (String, String)...) {
+        event(name, fields: fields)
+    }
+
+    public func event(_ name: String, fields: [(String, String)]) {
         guard !quiet else { return }
         var line = "tetherd: " + name
         for (key, value) in fields {

@@ -110,6 +110,8 @@ public final class Session {
     /// later turn, or when the output drains).
     @discardableResult
     public func drainInput(inputBefore: Int? = nil, sliced: Bool = true) -> Bool {
+        draining = true
+        defer { draining = false }
         let before = inputBefore ?? decoder.pendingCount
         let outputBefore = output.count
         var calls = 0
@@ -344,6 +346,9 @@ public final class Session {
     /// calls wait in the decoder (their replies must follow its reply),
     /// and are handled once it is answered.
     private(set) var awaitingLedger = false
+    /// Whether `drainInput` is handling calls (a write the ledger answers
+    /// at once must not start another drain inside it).
+    private var draining = false
 
     private func proposeWrite(_ ops: [Op], _ preconditions: [Precondition], _ tag: String?, _ origin: UInt64?, oneway: Bool) {
         awaitingLedger = true
@@ -360,6 +365,9 @@ public final class Session {
         case .success(let parameters): send(Reply(parameters: parameters), oneway: oneway)
         case .failure(let error): send(error.reply, oneway: oneway)
         }
+        // Answered at once (refused while planned): the slice being
+        // handled goes on by itself.
+        guard !draining else { return }
         if let connection {
             connection.daemon.resumeLater(connection)
         } else if decoder.hasCompleteMessage {

@@ -226,6 +226,7 @@ public final class Store {
     /// A consistent copy of the store at `path`.
     func snapshot(to path: String) throws(VarlinkError) -> SnapshotReply {
         guard let sink else {
+            if ledger != nil { return try mirrorSnapshot(to: path) }
             throw VarlinkError(TetherError(.invalidArgument, "this daemon keeps nothing on disk (--memory): there is no store to copy"))
         }
         do {

@@ -1,3 +1,4 @@
+import Glibc
 import TetherRuntime
 import TetherWire
 
@@ -138,8 +139,14 @@ extension Store {
     /// empties the log, so that no watch resumes across the gap (it
     /// resyncs instead).
     public func install(revision newRevision: UInt64, states: [StateImage], descriptors: [(name: String, descriptor: Descriptor)],
-                        changes: [Change]?, tag: String?, origin: UInt64?) {
+                        changes: [Change]?, tag: String?, origin: UInt64?, unreadable: [(name: String, reason: String)] = []) {
         guard newRevision > revision else { return }  // delivered twice: applied already
+        // A value the ledger holds that this host cannot read: the state is
+        // quarantined (reads of it say why) until a write replaces it.
+        for (name, reason) in unreadable {
+            delete(name)
+            quarantined[name] = reason
+        }
         for image in states {
             guard let value = image.value else {
                 delete(image.name)
@@ -193,5 +200,40 @@ extension Store {
             return true
         }
         for then in due { then() }
+    }
+}
+
+extension Store {
+    /// io.tether.Snapshot on a store that a ledger decides for (nothing of
+    /// it is on this host's disk): the mirror, as it is at this revision,
+    /// written as the SQLite backend's snapshot file, so that either
+    /// backend restores it (`tetherd --restore`).
+    func mirrorSnapshot(to path: String) throws(VarlinkError) -> SnapshotReply {
+        var template = Array("/tmp/tether-snapshot-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw VarlinkError(TetherError(.loopFailure, "cannot make a temporary directory for the snapshot: \(String(cString: strerror(errno)))"))
+        }
+        let directory = String(cString: made)
+        defer {
+            for file in ["tether.db", "tether.db-wal", "tether.db-shm", "tether.db-journal", "tether.lock"] { unlink(directory + "/" + file) }
+            rmdir(directory)
+        }
+        do {
+            let copy = try SQLiteStore(directory: directory, durability: .normal, logCapacity: 1)
+            try copy.start(epoch: epoch)
+            var images: [StateImage] = []
+            images.reserveCapacity(records.count)
+            for name in sortedNames.all {
+                guard let r = records[name] else { continue }
+                images.append(StateImage(name: name, value: try r.value, modified: r.modified, descriptor: r.descriptor))
+            }
+            try copy.record(Commit(revision: revision, changes: [], tag: nil, origin: nil), states: images)
+            try copy.sync()
+            return SnapshotReply(revision: revision, bytes: try copy.snapshot(to: path))
+        } catch let error as TetherError {
+            throw VarlinkError(error)
+        } catch {
+            throw VarlinkError(TetherError(.loopFailure, "\(error)"))
+        }
     }
 }

@@ -144,8 +144,10 @@ type Limits (
 # unfinished calls) and its reserve of descriptors for its own uid and root:
 # a connection refused by them gets the error at once and is closed.
 # tag: a write's tag, at most 256 bytes. states: how many states the daemon
-# holds at once (a write that would create one more is refused).
-type Limit (message, value, ops, preconditions, names, name_length, connections, input, tag, states)
+# holds at once (a write that would create one more is refused). commit:
+# the bytes one commit may change on a daemon whose states live in etcd
+# (the sum of the changed states' values; tetherd --backend etcd:).
+type Limit (message, value, ops, preconditions, names, name_length, connections, input, tag, states, commit)
 
 # Reads a state, or the part of it at path.
 # revision: the daemon's revision the read was made at.

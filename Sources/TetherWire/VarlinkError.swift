@@ -147,6 +147,9 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
         /// A write's tag (tetherd's Store.maxTag), and how many states
         /// the daemon holds (its --max-states).
         case tag, states
+        /// The bytes one commit may change on a daemon whose states live
+        /// in etcd (its request limit bounds a Txn).
+        case commit
     }
 
     public static func limitExceeded(_ limit: Limit, maximum: Int, actual: Int, _ message: String) -> VarlinkError {

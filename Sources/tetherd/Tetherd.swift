@@ -155,7 +155,10 @@ public struct Tetherd: ParsableCommand {
         let scheme = String(backend.prefix(while: { $0 != ":" }))
         guard let kind = Tetherd.backends[scheme] else {
             if scheme == "etcd" {
-                throw TetherError(.invalidArgument, "this tetherd was built without the etcd backend: build the one that has it with `make etcd` (it is Backends/Etcd/.build/release/tetherd)")
+                // The build with the etcd backend is a program of its own
+                // (Backends/Etcd): the same command, run in this one's place.
+                Tetherd.handOver(to: "tetherd-etcd")
+                throw TetherError(.invalidArgument, "this tetherd was built without the etcd backend, and no tetherd-etcd is beside it or on PATH: build it with `make etcd` (Backends/Etcd/.build/release/tetherd-etcd)")
             }
             throw TetherError(.invalidArgument, "--backend \(backend): unknown backend (sqlite, or etcd:URL[,URL…] in a build with the etcd backend)")
         }
@@ -268,6 +271,29 @@ public struct Tetherd: ParsableCommand {
             return policy
         } catch {
             throw TetherError(error.code, "\(path): \(error.message)")
+        }
+    }
+
+    /// Runs `program` with this process's arguments in its place, when it
+    /// is beside this binary or on PATH (returns only when it is not).
+    static func handOver(to program: String) {
+        var candidates: [String] = []
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            let exe = String(cString: buffer)
+            if !exe.hasSuffix("/" + program) {
+                candidates.append(String(exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)]) + "/" + program)
+            }
+        }
+        for dir in (getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin").split(separator: ":") {
+            candidates.append(dir + "/" + program)
+        }
+        for path in candidates where access(path, X_OK) == 0 {
+            var argv: [UnsafeMutablePointer<CChar>?] = [strdup(path)]
+            for arg in CommandLine.arguments.dropFirst() { argv.append(strdup(arg)) }
+            argv.append(nil)
+            execv(path, argv)
         }
     }
 

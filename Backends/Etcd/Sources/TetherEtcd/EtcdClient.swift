@@ -1,0 +1,142 @@
+import Dispatch
+import EtcdAPI
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import TetherCore
+
+/// One gRPC client to an etcd cluster (grpc-swift 2 over SwiftNIO, on
+/// its own threads): its endpoints in order, the first live one used,
+/// the next when it fails (gRPC's pick-first).
+final class EtcdClient: @unchecked Sendable {
+    let endpoints: [(host: String, port: Int)]
+    let grpc: GRPCClient<HTTP2ClientTransport.Posix>
+    let kv: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
+    let watch: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix>
+    private var running: Task<Void, Never>?
+
+    /// How long one unary call may take before its outcome is unknown.
+    static let callTimeout: Duration = .seconds(10)
+    /// The largest request tetherd sends: a commit of `maxCommit` bytes
+    /// and its keys (the cluster runs `--max-request-bytes 8388608`).
+    static let maxRequest = 8 << 20
+    /// The largest answer it reads: a page of states (`pageSize` states
+    /// of at most `max_value` each) or a watch response.
+    static let maxResponse = 128 << 20
+
+    /// `spec`: `http://HOST:PORT[,http://HOST:PORT…]` (TLS is not
+    /// supported yet: run the cluster on a private network or loopback).
+    init(spec: String) throws(TetherError) {
+        var list: [(String, Int)] = []
+        for item in spec.split(separator: ",") {
+            var text = String(item)
+            if text.hasPrefix("http://") { text.removeFirst("http://".count) }
+            else if text.contains("://") {
+                throw TetherError(.invalidArgument, "--backend etcd:\(spec): \(item) is not http://HOST:PORT (TLS is not supported yet)")
+            }
+            if text.hasSuffix("/") { text.removeLast() }
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+                throw TetherError(.invalidArgument, "--backend etcd:\(spec): \(item) has no port (http://HOST:PORT)")
+            }
+            list.append((String(text[..<colon]), port))
+        }
+        guard !list.isEmpty else { throw TetherError(.invalidArgument, "--backend etcd: names no endpoint (etcd:http://HOST:PORT[,…])") }
+        endpoints = list
+        do {
+            let transport = try HTTP2ClientTransport.Posix(
+                target: .ipv4(pairs: list.map { (host: $0.0, port: $0.1) }),
+                transportSecurity: .plaintext,
+                config: .defaults { config in
+                    // A dead member is noticed within seconds, not at the OS's TCP timeout.
+                    config.connection.keepalive = .init(time: .seconds(2), timeout: .seconds(2), allowWithoutCalls: true)
+                    config.backoff = .init(initial: .milliseconds(100), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
+                })
+            grpc = GRPCClient(transport: transport)
+        } catch {
+            throw TetherError(.invalidArgument, "--backend etcd:\(spec): \(error)")
+        }
+        kv = Etcdserverpb_KV.Client(wrapping: grpc)
+        watch = Etcdserverpb_Watch.Client(wrapping: grpc)
+        let grpc = self.grpc
+        running = Task { try? await grpc.runConnections() }
+    }
+
+    var summary: String { "etcd " + endpoints.map { "http://\($0.host):\($0.port)" }.joined(separator: ",") }
+
+    func close() {
+        grpc.beginGracefulShutdown()
+    }
+
+    /// Options of a unary call: its timeout and message limits.
+    static var unary: CallOptions {
+        var options = CallOptions.defaults
+        options.timeout = callTimeout
+        options.maxRequestMessageBytes = maxRequest
+        options.maxResponseMessageBytes = maxResponse
+        options.waitForReady = true
+        return options
+    }
+
+    /// A watch must end when its member loses the cluster's leader (etcd
+    /// otherwise keeps it open and silent: etcd #10819).
+    static let requireLeader: Metadata = ["hasleader": "true"]
+
+    /// Runs `body` on gRPC's threads and waits for it (start-up only:
+    /// the loop is not running yet).
+    func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, Error>?
+        Task {
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try result!.get()
+    }
+
+    // MARK: Requests
+
+    static func compare(_ key: [UInt8], modRevision: Int64) -> Etcdserverpb_Compare {
+        var c = Etcdserverpb_Compare()
+        c.key = Data(key)
+        c.result = .equal
+        c.target = .mod
+        c.targetUnion = .modRevision(modRevision)
+        return c
+    }
+
+    static func compareAbsent(_ key: [UInt8]) -> Etcdserverpb_Compare {
+        var c = Etcdserverpb_Compare()
+        c.key = Data(key)
+        c.result = .equal
+        c.target = .version
+        c.targetUnion = .version(0)
+        return c
+    }
+
+    static func put(_ key: [UInt8], _ value: [UInt8]) -> Etcdserverpb_RequestOp {
+        var put = Etcdserverpb_PutRequest()
+        put.key = Data(key)
+        put.value = Data(value)
+        var op = Etcdserverpb_RequestOp()
+        op.request = .requestPut(put)
+        return op
+    }
+
+    static func delete(_ key: [UInt8]) -> Etcdserverpb_RequestOp {
+        var delete = Etcdserverpb_DeleteRangeRequest()
+        delete.key = Data(key)
+        var op = Etcdserverpb_RequestOp()
+        op.request = .requestDeleteRange(delete)
+        return op
+    }
+
+    static func range(_ key: [UInt8], end: [UInt8]? = nil) -> Etcdserverpb_RequestOp {
+        var range = Etcdserverpb_RangeRequest()
+        range.key = Data(key)
+        if let end { range.rangeEnd = Data(end) }
+        var op = Etcdserverpb_RequestOp()
+        op.request = .requestRange(range)
+        return op
+    }
+}

@@ -1,0 +1,180 @@
+import CLibUV
+import EtcdAPI
+import Foundation
+import GRPCCore
+import TetherCore
+import TetherDaemon
+import TetherWire
+
+/// The ledger on etcd (Ledger.swift in TetherDaemon; docs/daemon.md,
+/// "Several machines"): a proposal is one etcd Txn, whose compares are the
+/// `modified` revisions the host planned against and whose writes are the
+/// changed states' whole values plus the commit record; the host installs
+/// commits only from its one Watch of `/tether/`, in etcd's order, so every
+/// host sees the same revisions in the same order.
+public final class EtcdLedger: Ledger {
+    let client: EtcdClient
+    /// The create revision of the epoch key: tetherd revision = etcd
+    /// revision − base.
+    let base: Int64
+    let limits: Limits
+    /// Names this host in the commit records it writes.
+    let host: String
+    private var sequence: UInt64 = 0
+    private let inbox = LoopInbox()
+    private weak var store: Store?
+    private var log: EventLog?
+    private var follower: Task<Void, Never>?
+    /// The etcd revision the host loaded its states at: the watch starts
+    /// after it.
+    let loadedAt: Int64
+
+    /// The largest sum of changed values one commit may carry: the Txn
+    /// must fit etcd's request limit (the cluster runs 8 MiB) with its
+    /// keys and the record.
+    public static let maxCommit = 7_864_320
+
+    init(client: EtcdClient, base: Int64, loadedAt: Int64, limits: Limits) {
+        self.client = client
+        self.base = base
+        self.loadedAt = loadedAt
+        self.limits = limits
+        let bits = UInt64.random(in: 1...UInt64.max)
+        host = String(bits, radix: 16)
+    }
+
+    public var summary: String { client.summary }
+
+    public func attach(loop: UnsafeMutablePointer<uv_loop_t>, store: Store, log: EventLog) throws(TetherError) {
+        self.store = store
+        self.log = log
+        let rc = inbox.attach(loop)
+        guard rc == 0 else { throw TetherError(.loopFailure, "uv_async_init: \(String(cString: uv_strerror(rc)))") }
+        let watcher = EtcdWatchFollower(client: client, base: base, limits: limits, inbox: inbox, ledger: self)
+        let from = loadedAt + 1
+        follower = Task { await watcher.follow(from: from) }
+    }
+
+    public func detach() {
+        follower?.cancel()
+        follower = nil
+        inbox.detach()
+        client.close()
+    }
+
+    // MARK: Proposals
+
+    public func propose(_ proposal: Proposal, done: @escaping (ProposalOutcome) -> Void) {
+        if proposal.bytes > EtcdLedger.maxCommit {
+            return done(.failed(.limitExceeded(.commit, maximum: EtcdLedger.maxCommit, actual: proposal.bytes,
+                                               "one commit changes at most \(EtcdLedger.maxCommit) bytes of values on a daemon whose states live in etcd; this one changes \(proposal.bytes): nothing was written")))
+        }
+        let request: Etcdserverpb_TxnRequest
+        do throws(TetherError) {
+            request = try txn(for: proposal)
+        } catch {
+            return done(.failed(VarlinkError(error)))
+        }
+        let client = self.client
+        let inbox = self.inbox
+        let base = self.base
+        Task {
+            do {
+                let response = try await client.kv.txn(request, options: EtcdClient.unary)
+                let revision = UInt64(max(0, response.header.revision - base))
+                inbox.post { done(response.succeeded ? .committed(revision: revision) : .stale(revision: revision)) }
+            } catch {
+                let failure = EtcdLedger.failure(error)
+                inbox.post { done(.failed(failure)) }
+            }
+        }
+    }
+
+    private func txn(for proposal: Proposal) throws(TetherError) -> Etcdserverpb_TxnRequest {
+        var request = Etcdserverpb_TxnRequest()
+        for (name, modified) in proposal.expected {
+            request.compare.append(modified == 0
+                ? EtcdClient.compareAbsent(EtcdKeys.state(name))
+                : EtcdClient.compare(EtcdKeys.state(name), modRevision: Int64(modified) + base))
+        }
+        for image in proposal.images {
+            if let value = image.value {
+                request.success.append(EtcdClient.put(EtcdKeys.state(image.name), try EtcdCodec.encodeState(image.name, value)))
+            } else {
+                request.success.append(EtcdClient.delete(EtcdKeys.state(image.name)))
+            }
+        }
+        for (name, descriptor) in proposal.descriptors {
+            request.success.append(EtcdClient.put(EtcdKeys.descriptor(name), try EtcdCodec.encodeDescriptor(descriptor)))
+        }
+        for name in proposal.droppedDescriptors {
+            request.success.append(EtcdClient.delete(EtcdKeys.descriptor(name)))
+        }
+        sequence += 1
+        let record = EtcdCodec.Record(host: host, sequence: sequence, tag: proposal.tag, origin: proposal.origin,
+                                      changes: EtcdCodec.stateEventsSayAll(proposal.changes) ? nil : proposal.changes)
+        request.success.append(EtcdClient.put(Array(EtcdKeys.commit.utf8), try EtcdCodec.encodeRecord(record)))
+        return request
+    }
+
+    /// The error a call gets when its Txn failed: what etcd refused, or,
+    /// when it did not answer, an outcome the caller must find out.
+    static func failure(_ error: Error) -> VarlinkError {
+        guard let rpc = error as? RPCError else {
+            return VarlinkError(TetherError(.timedOut, "etcd did not answer the write (\(error)): its outcome is unknown; read the state to learn whether it was applied"))
+        }
+        let text = rpc.message
+        switch rpc.code {
+        case .invalidArgument where text.contains("too many operations") || text.contains("too large"):
+            return .limitExceeded(.commit, maximum: EtcdLedger.maxCommit, actual: 0,
+                                  "etcd refused the commit as too big (\(text)): nothing was written; the cluster must run --max-txn-ops 512 --max-request-bytes 8388608")
+        case .resourceExhausted where text.contains("space exceeded"):
+            return .storageFull("etcd's database is full (\(text)): nothing of the write was applied; compact and defragment the cluster")
+        case .invalidArgument, .failedPrecondition, .permissionDenied, .unauthenticated:
+            return VarlinkError(TetherError(.rejected, "etcd refused the write (\(text)): nothing was applied"))
+        default:
+            return VarlinkError(TetherError(.timedOut, "etcd did not confirm the write (\(rpc.code): \(text)): its outcome is unknown; read the state to learn whether it was applied"))
+        }
+    }
+
+    // MARK: Compaction
+
+    public func compact(through revision: UInt64) {
+        guard revision > 0 else { return }
+        var request = Etcdserverpb_CompactionRequest()
+        request.revision = Int64(revision) + base
+        request.physical = true
+        let client = self.client
+        let inbox = self.inbox
+        Task {
+            do {
+                _ = try await client.kv.compact(request, options: EtcdClient.unary)
+            } catch {
+                inbox.post { [weak self] in self?.log?.event("etcd-compact-failed", "revision" => "\(revision)", "reason" => "\(error)") }
+            }
+        }
+    }
+
+    // MARK: What the watch delivers (the loop thread)
+
+    func install(_ commit: EtcdWatchFollower.Delivered) {
+        guard let store else { return }
+        for (name, reason) in commit.unreadable {
+            log?.event("etcd-unreadable", "name" => name, "revision" => "\(commit.revision)", "reason" => reason)
+        }
+        store.install(revision: commit.revision, states: commit.states, descriptors: commit.descriptors,
+                      changes: commit.changes, tag: commit.tag, origin: commit.origin, unreadable: commit.unreadable)
+    }
+
+    func say(_ event: String, _ fields: [(String, String)]) {
+        log?.event(event, fields: fields)
+    }
+
+    /// The watch cannot go on (its history was compacted away): the host
+    /// cannot know what it missed. It stops, saying so; started again it
+    /// loads the states afresh (every watch of its clients resyncs).
+    func lostHistory(_ reason: String) {
+        log?.event("etcd-history-lost", "reason" => reason, "action" => "stopping: restart tetherd to load the states afresh")
+        exit(75)  // EX_TEMPFAIL: a supervisor restarts it
+    }
+}
