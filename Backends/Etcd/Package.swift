@@ -44,7 +44,7 @@ let package = Package(
                 "EtcdAPI",
                 .product(name: "TetherDaemon", package: main),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
-                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]

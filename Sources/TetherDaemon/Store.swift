@@ -132,6 +132,8 @@ public final class Store {
 
     /// States the store could not read at start, and why (see `restore`).
     public internal(set) var quarantined: [String: String] = [:]
+    /// The ledger's revision of each state quarantined from it (`quarantine`).
+    var quarantinedModified: [String: UInt64] = [:]
 
     /// The error a read of a state that does not exist gets: NotFound, or,
     /// for a quarantined one, why it cannot be read.
@@ -559,7 +561,10 @@ public final class Store {
 
     func insert(_ r: StateRecord) {
         records[r.name] = r
-        if !quarantined.isEmpty { quarantined[r.name] = nil }
+        if !quarantined.isEmpty {
+            quarantined[r.name] = nil
+            quarantinedModified[r.name] = nil
+        }
         sortedNames.insert(r.name)
     }
 

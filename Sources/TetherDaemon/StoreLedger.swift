@@ -83,7 +83,7 @@ extension Store {
         var expected: [(name: String, modified: UInt64)] = []
         var seen = Set<String>()
         for name in names + preconditions.map(\.name) where seen.insert(name).inserted {
-            expected.append((name, records[name]?.modified ?? 0))
+            expected.append((name, ledgerModified(name)))
         }
         let changes = ops.compactMap { op -> Change? in
             guard changed.contains(op.name) else { return nil }
@@ -117,6 +117,7 @@ extension Store {
                              bytes: images.isEmpty ? 0 : ((try? Store.size(of: stored)) ?? 0)), false)
         }
         let size = try checkSize(value, name: name)
+        let expected = ledgerModified(name)
         if records.count >= maxStates {
             throw .limitExceeded(.states, maximum: maxStates, actual: records.count + 1,
                                  "the daemon holds at most \(maxStates) states; this Declare would make \(records.count + 1)")
@@ -125,7 +126,7 @@ extension Store {
         // Made and freed: the checks a state of this descriptor makes.
         let probe = try makeState(name, stored, descriptor)
         try? probe.free()
-        return (Proposal(expected: [(name, 0)], images: [StateImage(name: name, value: stored, modified: 0, descriptor: descriptor)],
+        return (Proposal(expected: [(name, expected)], images: [StateImage(name: name, value: stored, modified: 0, descriptor: descriptor)],
                          descriptors: [(name, descriptor)], droppedDescriptors: [],
                          changes: [Change(name: name, write: .set(stored))], tag: nil, origin: nil, bytes: size), true)
     }
@@ -143,10 +144,7 @@ extension Store {
         guard newRevision > revision else { return }  // delivered twice: applied already
         // A value the ledger holds that this host cannot read: the state is
         // quarantined (reads of it say why) until a write replaces it.
-        for (name, reason) in unreadable {
-            delete(name)
-            quarantined[name] = reason
-        }
+        for (name, reason) in unreadable { quarantine(name, reason, modified: newRevision) }
         for image in states {
             guard let value = image.value else {
                 delete(image.name)
@@ -173,6 +171,22 @@ extension Store {
         log.append(commit)
         onCommit?(commit)
         runInstallWaiters()
+    }
+
+    /// A state the ledger holds that this host cannot serve (its value
+    /// does not parse, or breaks a limit): reads of it say `reason`, and a
+    /// write planned for it expects the ledger's revision of it
+    /// (`modified`), so that a whole Set replaces it.
+    public func quarantine(_ name: String, _ reason: String, modified: UInt64) {
+        delete(name)
+        quarantined[name] = reason
+        quarantinedModified[name] = modified
+    }
+
+    /// The revision the ledger holds `name` at, as this host knows it (0:
+    /// absent): what a plan expects of it.
+    func ledgerModified(_ name: String) -> UInt64 {
+        records[name]?.modified ?? quarantinedModified[name] ?? 0
     }
 
     /// A record for `name` holding `value` under `descriptor`, replacing

@@ -63,6 +63,8 @@ def wait_until(probe, what, timeout=DEADLINE):
                 return value
         except varlink.VarlinkError as error:
             last = "%s %r" % (error.error(), error.parameters())
+        except OSError as error:  # not listening yet
+            last = str(error)
         time.sleep(0.005)
     raise Failed("%s: not within %.0f s (last error: %s)" % (what, timeout, last))
 

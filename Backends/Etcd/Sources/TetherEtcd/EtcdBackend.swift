@@ -26,9 +26,12 @@ public enum EtcdBackend: StoreBackend {
             let loaded = try client.blocking { try await load(client, base: base, limits: limits) }
             let store = try Store(limits: limits, logCapacity: options.logCapacity, logBytes: options.logBytes, epoch: epoch,
                                   startRevision: 0, maxStates: options.maxStates)
-            let quarantined = try store.restore(states: loaded.states, log: [], revision: UInt64(max(0, loaded.revision - base)),
-                                                quarantined: loaded.unreadable)
+            let quarantined = try store.restore(states: loaded.states, log: [], revision: UInt64(max(0, loaded.revision - base)))
             for (name, reason) in quarantined { log.event("quarantined", "name" => name, "reason" => reason) }
+            for (name, reason, modified) in loaded.unreadable {
+                store.quarantine(name, reason, modified: modified)
+                log.event("quarantined", "name" => name, "reason" => reason)
+            }
             let ledger = EtcdLedger(client: client, base: base, loadedAt: loaded.revision, limits: limits)
             store.ledger = ledger
             log.event("store", "kind" => "etcd", "endpoints" => client.summary, "epoch" => epoch, "base" => "\(base)",
@@ -84,7 +87,9 @@ public enum EtcdBackend: StoreBackend {
 
     struct Loaded {
         var states: [StateImage] = []
-        var unreadable: [(name: String, reason: String)] = []
+        /// States whose value (or descriptor) cannot be read, why, and
+        /// their revision in etcd.
+        var unreadable: [(name: String, reason: String, modified: UInt64)] = []
         var revision: Int64 = 0
     }
 
@@ -92,6 +97,7 @@ public enum EtcdBackend: StoreBackend {
     static func load(_ client: EtcdClient, base: Int64, limits: Limits) async throws -> Loaded {
         var out = Loaded()
         var descriptors: [String: Descriptor] = [:]
+        var badDescriptors: [String: String] = [:]
         var revision: Int64 = 0
         for prefix in [EtcdKeys.descriptorPrefix, EtcdKeys.statePrefix] {
             var from = Array(prefix.utf8)
@@ -107,18 +113,23 @@ public enum EtcdBackend: StoreBackend {
                 for kv in response.kvs {
                     switch EtcdKeys.kind(of: [UInt8](kv.key)) {
                     case .descriptor(let name):
-                        do {
+                        do throws(TetherError) {
                             descriptors[name] = try EtcdCodec.decodeDescriptor(name, [UInt8](kv.value), limits: limits)
                         } catch {
-                            out.unreadable.append((name, error.message))
+                            badDescriptors[name] = error.message
                         }
                     case .state(let name):
-                        do {
+                        let modified = UInt64(max(0, kv.modRevision - base))
+                        if let reason = badDescriptors[name] {
+                            out.unreadable.append((name, reason, modified))
+                            continue
+                        }
+                        do throws(TetherError) {
                             let value = try EtcdCodec.decodeState(name, [UInt8](kv.value), limits: limits)
-                            out.states.append(StateImage(name: name, value: value, modified: UInt64(max(0, kv.modRevision - base)),
+                            out.states.append(StateImage(name: name, value: value, modified: modified,
                                                          descriptor: descriptors[name] ?? Descriptor()))
                         } catch {
-                            out.unreadable.append((name, error.message))
+                            out.unreadable.append((name, error.message, modified))
                         }
                     default:
                         break

@@ -2,7 +2,7 @@ import Dispatch
 import EtcdAPI
 import Foundation
 import GRPCCore
-import GRPCNIOTransportHTTP2
+import GRPCNIOTransportHTTP2Posix
 import TetherCore
 
 /// One gRPC client to an etcd cluster (grpc-swift 2 over SwiftNIO, on
@@ -16,7 +16,11 @@ final class EtcdClient: @unchecked Sendable {
     private var running: Task<Void, Never>?
 
     /// How long one unary call may take before its outcome is unknown.
-    static let callTimeout: Duration = .seconds(10)
+    /// etcd itself answers a write caught in a leader's failure only after
+    /// its request timeout (5 s + 2 election timeouts: 7 s by default);
+    /// tetherd says "unknown" sooner, so that its clients retry (or read)
+    /// while the cluster elects (docs/daemon.md, "Several machines").
+    static let callTimeout: Duration = .seconds(3)
     /// The largest request tetherd sends: a commit of `maxCommit` bytes
     /// and its keys (the cluster runs `--max-request-bytes 8388608`).
     static let maxRequest = 8 << 20
@@ -71,7 +75,12 @@ final class EtcdClient: @unchecked Sendable {
     static var unary: CallOptions {
         var options = CallOptions.defaults
         options.timeout = callTimeout
-        options.maxRequestMessageBytes = maxRequest
+        // grpc-swift-nio-transport 2.9.2 bounds the messages a call
+        // *reads* by its request limit (Connection.swift hands
+        // maxRequestMessageBytes to the stream's decoder): both are the
+        // response bound. What tetherd sends is bounded before it is
+        // sent (EtcdLedger.maxCommit), and by etcd's own request limit.
+        options.maxRequestMessageBytes = maxResponse
         options.maxResponseMessageBytes = maxResponse
         options.waitForReady = true
         return options

@@ -8,7 +8,7 @@ import TetherWire
 /// | key | value |
 /// |---|---|
 /// | `/tether/meta/epoch` | the epoch, 16 hex digits; its create revision is the base |
-/// | `/tether/s/NAME` | the state: a Change setting its whole value (`name`, `value`, `bytes_at`) |
+/// | `/tether/s/NAME` | the state: a TetherWire.Change setting its whole value (`name`, `value`, `bytes_at`) |
 /// | `/tether/d/NAME` | its descriptor, when it has one |
 /// | `/tether/c` | the commit record every commit writes: host, sequence, tag, origin and, unless the state events say it all, the changes |
 ///
@@ -55,6 +55,13 @@ enum EtcdKeys {
 
 /// The JSON of each key's value.
 enum EtcdCodec {
+    /// An error's own words.
+    static func describe(_ error: Error) -> String {
+        if let e = error as? TetherError { return e.message }
+        if let e = error as? VarlinkError { return e.detail }
+        return "\(error)"
+    }
+
     static func json(_ value: Value) throws(TetherError) -> [UInt8] {
         var out: [UInt8] = []
         try value.writeJSON(into: &out)
@@ -68,21 +75,21 @@ enum EtcdCodec {
         do {
             return try bytes.withUnsafeBytes { raw throws(TetherError) in try Value(json: raw, maxDepth: limits.maxDepth) }
         } catch {
-            throw TetherError(.badJSON, "etcd's value at \(what) is not JSON tetherd wrote: \(error.message)")
+            throw TetherError(.badJSON, "etcd's value at \(what) is not JSON tetherd wrote: \(EtcdCodec.describe(error))")
         }
     }
 
     static func encodeState(_ name: String, _ value: Value) throws(TetherError) -> [UInt8] {
-        try json(Change(name: name, write: .set(value)).wireValue)
+        try json(TetherWire.Change(name: name, write: .set(value)).wireValue)
     }
 
     static func decodeState(_ name: String, _ bytes: [UInt8], limits: Limits) throws(TetherError) -> Value {
         let what = EtcdKeys.statePrefix + name
-        let change: Change
+        let change: TetherWire.Change
         do {
-            change = try Change(from: try parse(bytes, limits: limits, what: what), limits: limits)
+            change = try TetherWire.Change(from: try parse(bytes, limits: limits, what: what), limits: limits)
         } catch {
-            throw TetherError(.badJSON, "etcd's value at \(what) is not a state: \(error.detail)")
+            throw TetherError(.badJSON, "etcd's value at \(what) is not a state: \(EtcdCodec.describe(error))")
         }
         guard change.name == name, change.path.isRoot, case .set(let value) = change.write else {
             throw TetherError(.badJSON, "etcd's value at \(what) is not a state of that name")
@@ -99,7 +106,7 @@ enum EtcdCodec {
         do {
             return try Descriptor(from: try parse(bytes, limits: limits, what: what), limits: limits)
         } catch {
-            throw TetherError(.badJSON, "etcd's value at \(what) is not a descriptor: \(error.detail)")
+            throw TetherError(.badJSON, "etcd's value at \(what) is not a descriptor: \(EtcdCodec.describe(error))")
         }
     }
 
@@ -111,7 +118,7 @@ enum EtcdCodec {
         var sequence: UInt64
         var tag: String?
         var origin: UInt64?
-        var changes: [Change]?
+        var changes: [TetherWire.Change]?
     }
 
     static func encodeRecord(_ record: Record) throws(TetherError) -> [UInt8] {
@@ -138,12 +145,12 @@ enum EtcdCodec {
             guard case .array(let items) = list, items.count <= limits.maxOps else {
                 throw TetherError(.badJSON, "etcd's commit record has a change list tetherd did not write")
             }
-            var changes: [Change] = []
+            var changes: [TetherWire.Change] = []
             for (i, item) in items.enumerated() {
                 do {
-                    changes.append(try Change(from: item, limits: limits, parameter: "c[\(i)]"))
+                    changes.append(try TetherWire.Change(from: item, limits: limits, parameter: "c[\(i)]"))
                 } catch {
-                    throw TetherError(.badJSON, "etcd's commit record: change \(i): \(error.detail)")
+                    throw TetherError(.badJSON, "etcd's commit record: change \(i): \(EtcdCodec.describe(error))")
                 }
             }
             record.changes = changes
@@ -153,7 +160,7 @@ enum EtcdCodec {
 
     /// Whether `changes` are exactly whole Sets and Removes of distinct
     /// states (the record then leaves them out: the state events say it).
-    static func stateEventsSayAll(_ changes: [Change]) -> Bool {
+    static func stateEventsSayAll(_ changes: [TetherWire.Change]) -> Bool {
         var names = Set<String>()
         for change in changes {
             guard change.path.isRoot, names.insert(change.name).inserted else { return false }

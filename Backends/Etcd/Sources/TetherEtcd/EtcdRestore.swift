@@ -30,27 +30,39 @@ enum EtcdRestore {
         }
         let states = contents.states.filter { $0.value != nil }
         try client.blocking {
-            // Everything under /tether/ goes, and the new epoch comes, in one Txn.
+            // Everything under /tether/ goes, then the new epoch comes (its
+            // create revision is the new base), then the states: a restore
+            // stopped half-way is run again (nothing of it is served until
+            // a tetherd starts on the cluster).
             var reset = Etcdserverpb_TxnRequest()
             var wipe = Etcdserverpb_DeleteRangeRequest()
             wipe.key = Data(EtcdKeys.root.utf8)
             wipe.rangeEnd = Data(EtcdKeys.rangeEnd(EtcdKeys.root))
             var op = Etcdserverpb_RequestOp()
             op.request = .requestDeleteRange(wipe)
-            reset.success = [op, EtcdClient.put(Array(EtcdKeys.epoch.utf8), Array(epoch.utf8))]
+            reset.success = [op]
             _ = try await client.kv.txn(reset, options: EtcdClient.unary)
-            var at = 0
-            while at < states.count {
-                var request = Etcdserverpb_TxnRequest()
-                for image in states[at..<min(at + batch, states.count)] {
-                    request.success.append(EtcdClient.put(EtcdKeys.state(image.name), try EtcdCodec.encodeState(image.name, image.value!)))
-                    if image.descriptor != Descriptor() {
-                        request.success.append(EtcdClient.put(EtcdKeys.descriptor(image.name), try EtcdCodec.encodeDescriptor(image.descriptor)))
-                    }
+            var start = Etcdserverpb_TxnRequest()
+            start.success = [EtcdClient.put(Array(EtcdKeys.epoch.utf8), Array(epoch.utf8))]
+            _ = try await client.kv.txn(start, options: EtcdClient.unary)
+            // Txns of at most `batch` states and `EtcdLedger.maxCommit`
+            // bytes (etcd's request limit), each state whole in one.
+            var request = Etcdserverpb_TxnRequest()
+            var bytes = 0
+            for image in states {
+                let value = try EtcdCodec.encodeState(image.name, image.value!)
+                if !request.success.isEmpty && (request.success.count >= batch || bytes + value.count > EtcdLedger.maxCommit) {
+                    _ = try await client.kv.txn(request, options: EtcdClient.unary)
+                    request = Etcdserverpb_TxnRequest()
+                    bytes = 0
                 }
-                _ = try await client.kv.txn(request, options: EtcdClient.unary)
-                at += batch
+                request.success.append(EtcdClient.put(EtcdKeys.state(image.name), value))
+                bytes += value.count
+                if image.descriptor != Descriptor() {
+                    request.success.append(EtcdClient.put(EtcdKeys.descriptor(image.name), try EtcdCodec.encodeDescriptor(image.descriptor)))
+                }
             }
+            if !request.success.isEmpty { _ = try await client.kv.txn(request, options: EtcdClient.unary) }
         }
         log.event("restored", "from" => snapshot, "into" => client.summary, "states" => "\(states.count)", "epoch" => epoch)
     }

@@ -29,7 +29,7 @@ final class EtcdWatchFollower: @unchecked Sendable {
         var revision: UInt64
         var states: [StateImage] = []
         var descriptors: [(name: String, descriptor: Descriptor)] = []
-        var changes: [Change]?
+        var changes: [TetherWire.Change]?
         var tag: String?
         var origin: UInt64?
         var unreadable: [(name: String, reason: String)] = []
@@ -81,9 +81,11 @@ final class EtcdWatchFollower: @unchecked Sendable {
         request.requestUnion = .createRequest(create)
         var options = CallOptions.defaults
         options.maxResponseMessageBytes = EtcdClient.maxResponse
+        options.maxRequestMessageBytes = EtcdClient.maxResponse  // see EtcdClient.unary
         options.waitForReady = true
+        let first = request
         try await client.watch.watch(metadata: EtcdClient.requireLeader, options: options, requestProducer: { writer in
-            try await writer.write(request)
+            try await writer.write(first)
             // The request side stays open while the watch runs.
             while true { try await Task.sleep(for: .seconds(3600)) }
         }, onResponse: { response in
@@ -135,7 +137,7 @@ final class EtcdWatchFollower: @unchecked Sendable {
                     out.states.append(StateImage(name: name, value: nil, modified: out.revision, descriptor: Descriptor()))
                     continue
                 }
-                do {
+                do throws(TetherError) {
                     let value = try EtcdCodec.decodeState(name, [UInt8](event.kv.value), limits: limits)
                     out.states.append(StateImage(name: name, value: value, modified: out.revision, descriptor: Descriptor()))
                 } catch {
@@ -143,7 +145,7 @@ final class EtcdWatchFollower: @unchecked Sendable {
                 }
             case .descriptor(let name):
                 guard event.type == .put else { continue }  // removed with its state
-                do {
+                do throws(TetherError) {
                     out.descriptors.append((name, try EtcdCodec.decodeDescriptor(name, [UInt8](event.kv.value), limits: limits)))
                 } catch {
                     out.unreadable.append((name, error.message))
