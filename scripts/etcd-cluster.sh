@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # etcd-cluster.sh up|down|status [DIR] — a 3-member cluster of Debian's etcd
 # on loopback, for tetherd's etcd backend (docs/daemon.md, "Several
-# machines"). Clients: 127.0.0.1:22379, :32379, :42379; peers on the
+# machines"). Clients: 127.0.0.1:22379, :22479, :22579; peers on the
 # next port up. Not 2379: installing etcd-server enables a unit there.
 #
 # DIR (default .build/etcd-cluster) holds each member's data, log and
@@ -9,11 +9,14 @@
 # the machine is not ours) and removes DIR. The limits are the ones the
 # backend needs (Backends/Etcd/README.md): a Transaction of 128 ops
 # is up to 257 Txn ops, and a commit up to 7.5 MiB.
-# ETCD_PORTS="22379 32379 42379" picks other client ports.
+# TETHER_ETCD_PORTS="22379 22479 22579" (the default) picks the client
+# ports, below the ephemeral range (32768 on): a port of a client
+# connection is never one of them. (Not ETCD_...: etcd reads its
+# environment as flags.)
 set -euo pipefail
 cmd=${1:-}
 dir=${2:-.build/etcd-cluster}
-ports=(${ETCD_PORTS:-22379 32379 42379})
+ports=(${TETHER_ETCD_PORTS:-22379 22479 22579})
 names=(m1 m2 m3)
 
 need() {
@@ -38,7 +41,7 @@ up() {
   for i in 0 1 2; do
     local name=${names[$i]} port=${ports[$i]}
     if [ -f "$dir/$name.pid" ] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then continue; fi
-    ETCD_UNSUPPORTED_ARCH=${ETCD_UNSUPPORTED_ARCH:-} etcd --name "$name" --data-dir "$dir/$name.data" \
+    etcd --name "$name" --data-dir "$dir/$name.data" \
       --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
       --listen-peer-urls "http://127.0.0.1:$((port + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((port + 1))" \
       --initial-cluster "$cluster" --initial-cluster-token "$token" --initial-cluster-state new \

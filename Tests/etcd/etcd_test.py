@@ -347,7 +347,7 @@ def leader_killed(a, b, ctx):
     leader = [m for m in members if m["Status"]["header"]["member_id"] == m["Status"]["leader"]]
     expect(len(leader) == 1, "no single leader: %r" % members)
     port = leader[0]["Endpoint"].rsplit(":", 1)[1]
-    ports = os.environ.get("ETCD_PORTS", "22379 32379 42379").split()
+    ports = os.environ.get("TETHER_ETCD_PORTS", "22379 22479 22579").split()
     expect(port in ports, "the leader %s is not one of the cluster's members" % leader[0]["Endpoint"])
     pidfile = os.path.join(ctx["cluster"], "m%d.pid" % (ports.index(port) + 1))  # etcd-cluster.sh's names
     acked = {}

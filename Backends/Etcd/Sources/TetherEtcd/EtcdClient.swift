@@ -51,8 +51,11 @@ final class EtcdClient: @unchecked Sendable {
                 target: .ipv4(pairs: list.map { (host: $0.0, port: $0.1) }),
                 transportSecurity: .plaintext,
                 config: .defaults { config in
-                    // A dead member is noticed within seconds, not at the OS's TCP timeout.
-                    config.connection.keepalive = .init(time: .seconds(2), timeout: .seconds(2), allowWithoutCalls: true)
+                    // A member cut off (not dead: a dead one's socket closes) is
+                    // noticed within 15 s, not at the OS's TCP timeout. No more
+                    // often: etcd closes a connection that pings more than once
+                    // in 5 s (--grpc-keepalive-min-time), failing its calls.
+                    config.connection.keepalive = .init(time: .seconds(10), timeout: .seconds(5), allowWithoutCalls: false)
                     config.backoff = .init(initial: .milliseconds(100), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
                 })
             grpc = GRPCClient(transport: transport)
