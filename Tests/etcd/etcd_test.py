@@ -5,6 +5,8 @@ started here on loopback (scripts/etcd-cluster.sh), driven by PyPI's
 varlink client. Each check prints PASS or FAIL with why; the exit status
 is 1 when any failed. What it checks (docs/daemon.md, "Several machines"):
 
+  conformance          PyPI varlink's walk through every method
+                       (Tests/DaemonTests/python_client.py) passes
   one_order            commits made on both hosts get distinct revisions of
                        one sequence, +1 each, and both hosts end at the same
   read_other_host      a Set on A is read on B, with A's revision
@@ -141,6 +143,15 @@ def same_revision(a, b):
 
 
 # MARK: the checks
+
+def conformance(a, b, ctx):
+    """The PyPI varlink client's walk through every method
+    (Tests/DaemonTests/python_client.py, as PythonClientTests runs it
+    against a one-machine tetherd), on a fresh cluster."""
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "Tests", "DaemonTests", "python_client.py"), "unix:" + a.socket],
+                         capture_output=True, text=True, timeout=120)
+    expect(run.returncode == 0, "python_client.py against an etcd host:\n%s%s" % (run.stdout[-3000:], run.stderr[-2000:]))
+
 
 def one_order(a, b, ctx):
     revisions = []
@@ -373,7 +384,7 @@ def leader_killed(a, b, ctx):
         expect(b.call("Get", name=name)["modified"] == r, "%s acknowledged at %d was lost" % (name, r))
 
 
-CHECKS = [one_order, read_other_host, watch_resume, path_watch, cas_across_hosts, declare, commit_limit,
+CHECKS = [conformance, one_order, read_other_host, watch_resume, path_watch, cas_across_hosts, declare, commit_limit,
           hostile_value, host_killed, snapshot_restore, leader_killed]
 
 
