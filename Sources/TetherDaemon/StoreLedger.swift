@@ -75,6 +75,18 @@ extension Store {
         var bytes = 0
         for name in names {
             guard let final = after[name], final.value != before[name]! else { continue }
+            // Ranges (and validators) run when the runtime commits, on the
+            // final value, and the plan never commits: the range is checked
+            // here, as that commit would (found by PyPI varlink's walk,
+            // Tests/etcd: a Set outside the range was proposed).
+            if let value = final.value, final.descriptor.range != nil {
+                do throws(VarlinkError) {
+                    _ = try Store.conform(value, to: final.descriptor, name: name)
+                } catch {
+                    let index = ops.firstIndex { $0.name == name } ?? 0
+                    throw error.tetherError.map { VarlinkError($0, name: name, op: ops.count == 1 ? nil : index) } ?? error
+                }
+            }
             changed.insert(name)
             images.append(StateImage(name: name, value: final.value, modified: 0, descriptor: final.descriptor))
             if let value = final.value { bytes += (try? Store.size(of: value)) ?? 0 }

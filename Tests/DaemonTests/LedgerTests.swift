@@ -187,6 +187,23 @@ final class LedgerTests: XCTestCase {
         XCTAssertEqual(ca.ok("io.tether.Get", ["name": "ratio"])["value"], .double(2))
     }
 
+    func testARangeRefusesAWriteOutsideItWithoutProposingIt() throws {
+        let (ledger, a, _) = try twoHosts()
+        let c = a.connect()
+        c.send("io.tether.Declare", ["name": "volume", "value": 5,
+                                     "descriptor": .object(object(["range": .object(object(["minimum": 0, "maximum": 10])), "read_only": .bool(false)]))])
+        ledger.settle()
+        XCTAssertNil(c.replies().first?.error)
+        let before = ledger.proposals
+        c.fails("io.tether.Set", ["name": "volume", "value": 11], with: "io.tether.OutOfRange")
+        let error = c.fails("io.tether.Transaction", ["ops": .array([.object(object(["name": "other", "op": "set", "value": 1])),
+                                                                     .object(object(["name": "volume", "op": "set", "value": -1]))])],
+                            with: "io.tether.OutOfRange")
+        XCTAssertEqual(error.int("op"), 1)
+        XCTAssertEqual(ledger.proposals, before, "a write outside the range was proposed")
+        XCTAssertEqual(c.ok("io.tether.Get", ["name": "volume"])["value"], 5)
+    }
+
     func testAnEqualValueIsNotProposed() throws {
         let (ledger, a, _) = try twoHosts()
         let c = a.connect()

@@ -5,15 +5,30 @@ import GRPCCore
 import GRPCNIOTransportHTTP2Posix
 import TetherCore
 
-/// One gRPC client to an etcd cluster (grpc-swift 2 over SwiftNIO, on
-/// its own threads): its endpoints in order, the first live one used,
-/// the next when it fails (gRPC's pick-first).
+/// gRPC clients of an etcd cluster (grpc-swift 2 over SwiftNIO, on their
+/// own threads): its endpoints in order, the first live one used, the next
+/// when it fails (gRPC's pick-first).
+///
+/// Unary calls (Txn, Range, Compact) take turns on short-lived
+/// connections, a new one every `callsPerConnection` calls: etcd 3.4's
+/// gRPC server ends every unary call with a RST_STREAM, and SwiftNIO's
+/// HTTP/2 handler, as grpc-swift-nio-transport 2.9.2 sets it up, takes a
+/// peer that sends more than 200 of them in 10 s for a rapid-reset attack
+/// and drops the connection, failing every call on it (found at the
+/// 193rd Set of a serial load; the limit is not configurable). The watch
+/// has a connection of its own, never rotated: it is one stream.
 final class EtcdClient: @unchecked Sendable {
     let endpoints: [(host: String, port: Int)]
-    let grpc: GRPCClient<HTTP2ClientTransport.Posix>
-    let kv: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
     let watch: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix>
-    private var running: Task<Void, Never>?
+    private let watchClient: GRPCClient<HTTP2ClientTransport.Posix>
+    private let lock = NSLock()
+    private var unaryClient: GRPCClient<HTTP2ClientTransport.Posix>
+    private var unaryKV: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
+    private var callsOnConnection = 0
+    private var closed = false
+    /// Unary calls made on one connection before the next goes to a new
+    /// one (well under the 200 resets in 10 s that end a connection).
+    static let callsPerConnection = 150
 
     /// How long one unary call may take before its outcome is unknown.
     /// etcd itself answers a write caught in a leader's failure only after
@@ -21,9 +36,6 @@ final class EtcdClient: @unchecked Sendable {
     /// tetherd says "unknown" sooner, so that its clients retry (or read)
     /// while the cluster elects (docs/daemon.md, "Several machines").
     static let callTimeout: Duration = .seconds(3)
-    /// The largest request tetherd sends: a commit of `maxCommit` bytes
-    /// and its keys (the cluster runs `--max-request-bytes 8388608`).
-    static let maxRequest = 8 << 20
     /// The largest answer it reads: a page of states (`pageSize` states
     /// of at most `max_value` each) or a watch response.
     static let maxResponse = 128 << 20
@@ -47,31 +59,58 @@ final class EtcdClient: @unchecked Sendable {
         guard !list.isEmpty else { throw TetherError(.invalidArgument, "--backend etcd: names no endpoint (etcd:http://HOST:PORT[,…])") }
         endpoints = list
         do {
-            let transport = try HTTP2ClientTransport.Posix(
-                target: .ipv4(pairs: list.map { (host: $0.0, port: $0.1) }),
-                transportSecurity: .plaintext,
-                config: .defaults { config in
-                    // A member cut off (not dead: a dead one's socket closes) is
-                    // noticed within 15 s, not at the OS's TCP timeout. No more
-                    // often: etcd closes a connection that pings more than once
-                    // in 5 s (--grpc-keepalive-min-time), failing its calls.
-                    config.connection.keepalive = .init(time: .seconds(10), timeout: .seconds(5), allowWithoutCalls: false)
-                    config.backoff = .init(initial: .milliseconds(100), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
-                })
-            grpc = GRPCClient(transport: transport)
+            watchClient = try EtcdClient.connect(list)
+            unaryClient = try EtcdClient.connect(list)
         } catch {
             throw TetherError(.invalidArgument, "--backend etcd:\(spec): \(error)")
         }
-        kv = Etcdserverpb_KV.Client(wrapping: grpc)
-        watch = Etcdserverpb_Watch.Client(wrapping: grpc)
-        let grpc = self.grpc
-        running = Task { try? await grpc.runConnections() }
+        watch = Etcdserverpb_Watch.Client(wrapping: watchClient)
+        unaryKV = Etcdserverpb_KV.Client(wrapping: unaryClient)
+    }
+
+    /// A client on a connection of its own, running.
+    private static func connect(_ endpoints: [(String, Int)]) throws -> GRPCClient<HTTP2ClientTransport.Posix> {
+        let transport = try HTTP2ClientTransport.Posix(
+            target: .ipv4(pairs: endpoints.map { (host: $0.0, port: $0.1) }),
+            transportSecurity: .plaintext,
+            config: .defaults { config in
+                // A member cut off (not dead: a dead one's socket closes) is
+                // noticed within 15 s, not at the OS's TCP timeout. No more
+                // often: etcd closes a connection that pings more than once
+                // in 5 s (--grpc-keepalive-min-time), failing its calls.
+                config.connection.keepalive = .init(time: .seconds(10), timeout: .seconds(5), allowWithoutCalls: false)
+                config.backoff = .init(initial: .milliseconds(100), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
+            })
+        let client = GRPCClient(transport: transport)
+        Task { try? await client.runConnections() }
+        return client
+    }
+
+    /// The KV service for one unary call (see the type's comment).
+    var kv: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix> {
+        lock.lock()
+        defer { lock.unlock() }
+        callsOnConnection += 1
+        if callsOnConnection > EtcdClient.callsPerConnection && !closed,
+           let next = try? EtcdClient.connect(endpoints.map { ($0.host, $0.port) }) {
+            // The old connection ends once its calls have (graceful shutdown).
+            unaryClient.beginGracefulShutdown()
+            unaryClient = next
+            unaryKV = Etcdserverpb_KV.Client(wrapping: next)
+            callsOnConnection = 1
+        }
+        return unaryKV
     }
 
     var summary: String { "etcd " + endpoints.map { "http://\($0.host):\($0.port)" }.joined(separator: ",") }
 
     func close() {
-        grpc.beginGracefulShutdown()
+        lock.lock()
+        closed = true
+        let unary = unaryClient
+        lock.unlock()
+        unary.beginGracefulShutdown()
+        watchClient.beginGracefulShutdown()
     }
 
     /// Options of a unary call: its timeout and message limits.
