@@ -33,7 +33,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 
 total=${1:-60}
-bin=.build-fuzz/debug/tetherd-fuzz
+bin=.build-fuzz/release/tetherd-fuzz
 crashes=.build-fuzz/crashes
 if [ ! -x "$bin" ]; then
   echo "fuzz: $bin is missing (make fuzz builds it)"
