@@ -14,7 +14,7 @@ import TetherWire
 ///
 /// Emptied after each input (`reset`), so that an input's coverage does not
 /// depend on the inputs before it, and its allocations are freed: libFuzzer
-/// stops looking for leaks after 1,000 inputs that end holding more memory
+/// stops looking for leaks after some 1,000 inputs that end holding more memory
 /// than they started with.
 enum Decodes {
     nonisolated(unsafe) static var replies = Memo<Result<Reply, VarlinkError>>()
