@@ -76,6 +76,7 @@ public enum DaemonFuzzer {
     /// Runs one input; returns the violations (empty when every invariant
     /// held). `target` nil runs both targets' checks (FuzzRegressionTests).
     public static func run(_ input: UnsafeRawBufferPointer, target: Target? = nil) -> [String] {
+        defer { Decodes.reset() }
         var problems: [String] = []
         if target != .store {
             checkDecoder(input, &problems)
@@ -299,7 +300,7 @@ struct SessionRun {
 
     private func confined(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         guard bytes.count - 1 <= F.limits.maxMessage,
-              var call = try? Call(parsing: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), limits: F.limits),
+              var call = try? Decodes.call(UnsafeRawBufferPointer(rebasing: bytes.dropLast())).get(),
               call.method == TetherMethod.snapshot.qualifiedName, case .string? = call.parameters["path"] else { return nil }
         call.parameters["path"] = .string(SessionRun.snapshotPath)
         var out: [UInt8] = []
@@ -343,7 +344,7 @@ struct SessionRun {
         }
         let call: Call
         do {
-            call = try Call(parsing: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), limits: F.limits)
+            call = try Decodes.call(UnsafeRawBufferPointer(rebasing: bytes.dropLast())).get()
         } catch {
             if replies.count != 1 || replies[0].error != error.name {
                 problems.append("\(what): not a call (\(error.name)), answered with \(replies.map { $0.error ?? "success" })")
@@ -635,14 +636,19 @@ final class Client {
 
     /// The replies written since the last call; malformed output is a problem.
     func replies(_ problems: inout [String]) -> [Reply] {
+        messages(&problems).map(\.reply)
+    }
+
+    /// The replies written since the last call, each with its bytes.
+    private func messages(_ problems: inout [String]) -> [(bytes: [UInt8], reply: Reply)] {
         let bytes = session.takeOutput()
         if let last = bytes.last, last != 0 { problems.append("output that does not end with a NUL") }
         decoder.append(bytes)
-        var result: [Reply] = []
+        var result: [(bytes: [UInt8], reply: Reply)] = []
         while true {
             do {
                 guard let message = try decoder.next() else { break }
-                result.append(try Reply(parsing: message, limits: DaemonFuzzer.limits))
+                result.append((message, try Decodes.reply(message).get()))
             } catch {
                 problems.append("output that is not a sequence of replies: \(error)")
                 break
@@ -656,13 +662,13 @@ final class Client {
 
     /// Reads a watch's pending replies into `changes` and `mirror`.
     func drain(_ problems: inout [String]) {
-        noteWatch(replies(&problems), &problems)
+        noteWatch(messages(&problems), &problems)
     }
 
-    func noteWatch(_ replies: [Reply], _ problems: inout [String]) {
-        for r in replies {
+    private func noteWatch(_ replies: [(bytes: [UInt8], reply: Reply)], _ problems: inout [String]) {
+        for (bytes, r) in replies {
             guard r.error == nil else { problems.append("a watch failed: \(r.error!) \(text(.object(r.parameters)))"); continue }
-            guard let w = try? WatchReply(parameters: r.parameters, limits: DaemonFuzzer.limits) else {
+            guard let w = Decodes.watchReply(bytes, r) else {
                 problems.append("a watch reply that is not a WatchReply: \(text(.object(r.parameters)))")
                 continue
             }

@@ -2,7 +2,7 @@
 // process (DaemonFuzzer says what each input is checked for).
 //
 // Built for fuzzing (`make fuzz`, docs/robustness.md):
-//     swift build -c debug --product tetherd-fuzz --scratch-path .build-fuzz \
+//     swift build -c release --product tetherd-fuzz --scratch-path .build-fuzz \
 //       -Xswiftc -sanitize=fuzzer,address -Xswiftc -DTETHER_LIBFUZZER
 // main hands over to libFuzzer (LLVMFuzzerRunDriver: SwiftPM gives an
 // executable its own main, so libFuzzer's is not used), which takes its

@@ -13,11 +13,11 @@ final class FuzzRegressionTests: XCTestCase {
     static let fuzzDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().path + "/fuzz"
 
-    /// Every file of Tests/fuzz/corpus and Tests/fuzz/regressions passes
-    /// every invariant of the fuzz target.
+    /// Every file of Tests/fuzz/corpus, corpus-store (the store target's
+    /// own seeds) and regressions passes every invariant of both targets.
     func testCorpusAndRegressionsKeepEveryInvariant() throws {
         var count = 0
-        for directory in ["corpus", "regressions"] {
+        for directory in ["corpus", "corpus-store", "regressions"] {
             let path = Self.fuzzDirectory + "/" + directory
             for name in try FileManager.default.contentsOfDirectory(atPath: path).sorted() {
                 let data = try XCTUnwrap(FileManager.default.contents(atPath: path + "/" + name))

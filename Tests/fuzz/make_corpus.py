@@ -5,7 +5,9 @@ one file per method with its examples, one with all of them in order, and
 a few sequences that reach deeper (states made first, then written at
 paths that the fuzzer's path watches see, arrays shifted, transactions
 with preconditions, a Watch followed by a call). Each file is a stream of
-NUL-terminated messages, as a client sends them.
+NUL-terminated messages, as a client sends them. (The store target's own
+seeds, an SQLite file and store rows, are in Tests/fuzz/corpus-store, not
+written here.)
 
     python3 Tests/fuzz/make_corpus.py      (rewrites the directory)
 """
