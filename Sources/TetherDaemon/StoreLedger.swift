@@ -162,6 +162,14 @@ extension Store {
                 delete(image.name)
                 continue
             }
+            if let r = records[image.name], !r.descriptor.readOnly, (try? r.state.set(value)) != nil {
+                // The commonest install: a new value for a writable state,
+                // into its own runtime state (no new state made per commit).
+                dropEncoded(r)
+                r.modified = newRevision
+                r.sizeBound = (try? Store.size(of: value)) ?? limits.maxValue
+                continue
+            }
             let descriptor = records[image.name]?.descriptor ?? image.descriptor
             replace(image.name, value: value, descriptor: descriptor, modified: newRevision)
         }

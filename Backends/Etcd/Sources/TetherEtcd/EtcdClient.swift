@@ -93,8 +93,13 @@ final class EtcdClient: @unchecked Sendable {
         callsOnConnection += 1
         if callsOnConnection > EtcdClient.callsPerConnection && !closed,
            let next = try? EtcdClient.connect(endpoints.map { ($0.host, $0.port) }) {
-            // The old connection ends once its calls have (graceful shutdown).
-            unaryClient.beginGracefulShutdown()
+            // The old connection ends once its calls have: after the longest
+            // a call may take (closing it at once failed calls in flight).
+            let old = unaryClient
+            Task {
+                try? await Task.sleep(for: EtcdClient.callTimeout + .seconds(1))
+                old.beginGracefulShutdown()
+            }
             unaryClient = next
             unaryKV = Etcdserverpb_KV.Client(wrapping: next)
             callsOnConnection = 1
