@@ -196,10 +196,14 @@ def main():
     hosts = []
     socks = []
     try:
-        for name in "ab":
+        members = endpoints.split(",")
+        for index, name in enumerate("ab"):
             sock = os.path.join(directory, name + ".sock")
             log = open(os.path.join(directory, name + ".log"), "w")
-            hosts.append(subprocess.Popen([args.tetherd, "--backend", "etcd:" + endpoints, "--address", "unix:" + sock],
+            # Each host names its own member first (as on real machines,
+            # where each runs beside one): the two hosts use two members.
+            mine = ",".join(members[index:] + members[:index])
+            hosts.append(subprocess.Popen([args.tetherd, "--backend", "etcd:" + mine, "--address", "unix:" + sock],
                                           stdout=log, stderr=log))
             socks.append(sock)
             end = time.monotonic() + 30
@@ -211,7 +215,6 @@ def main():
                     if time.monotonic() > end:
                         sys.exit("tetherd %s did not start" % name)
                     time.sleep(0.01)
-        members = endpoints.split(",")
         results = {}
         a = Varlink(socks[0])
         e = Etcd(members[0])
