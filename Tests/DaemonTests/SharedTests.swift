@@ -60,7 +60,9 @@ final class SharedTests: XCTestCase {
         settings.theme = "dark"  // written to the daemon
         XCTAssertTrue(try ctl(daemon, "get", "shared-test.settings").contains(#""theme":"dark""#))
 
-        // Observation sees another process's write.
+        // Observation sees another process's write (the calls owed for
+        // this process's own write have run first).
+        try SharedDaemon.runtime.flush()
         let reference = _settings.reference
         let fired = expectation(description: "onChange")
         withObservationTracking { _ = reference.value } onChange: { fired.fulfill() }
@@ -116,5 +118,27 @@ final class SharedTests: XCTestCase {
         remote.free()
         XCTAssertEqual(seen.ended.wait(timeout: .now() + 30), .success,
                        "freeing the remote frees its states and ends their sequences")
+    }
+}
+
+/// A remote state's root removed: the daemon's state is deleted.
+final class RemoteRemoveTests: XCTestCase {
+    func testRemovingTheRootOfARemoteStateDeletesItInTheDaemon() throws {
+        let daemon = try DaemonFixture()
+        let rt = try Runtime()
+        let remote = try rt.connect(to: daemon.address)
+        let scratch = try remote.state("remove-test.scratch", as: Int?.self)
+        try scratch.set(7)
+        XCTAssertEqual(try DaemonFixture.run("tetherctl", ["--address", daemon.address, "get", "remove-test.scratch"]).status, 0)
+        try scratch.remove(at: .root)
+        XCTAssertNil(scratch.value, "it reads as a state the daemon does not have")
+        let gone = try DaemonFixture.run("tetherctl", ["--address", daemon.address, "get", "remove-test.scratch"])
+        XCTAssertEqual(gone.status, 5, "the daemon has no such state: \(gone.stdout) \(gone.stderr)")
+
+        // A local state's root still cannot be removed.
+        let local = rt.state(1)
+        XCTAssertThrowsError(try local.remove(at: .root)) { error in
+            XCTAssertEqual((error as? TetherError)?.code, .invalidArgument)
+        }
     }
 }
