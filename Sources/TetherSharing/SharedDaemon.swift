@@ -9,6 +9,7 @@ public enum SharedDaemon {
     private struct Registry {
         var runtime: Runtime?
         var timeoutMilliseconds: UInt32 = 3_000
+        var log: @Sendable (String) -> Void = { line in fputs(line + "\n", stderr) }
         var remotes: [String: WeakRemote] = [:]
         var references: [String: WeakReference] = [:]
     }
@@ -41,8 +42,9 @@ public enum SharedDaemon {
 
     /// Where a `@Shared` that finds no daemon says so (default: one line
     /// on stderr). Tests and programs with a logger set their own.
-    nonisolated(unsafe) public static var log: @Sendable (String) -> Void = { line in
-        fputs(line + "\n", stderr)
+    public static var log: @Sendable (String) -> Void {
+        get { registry.withLock { $0.log } }
+        set { registry.withLock { $0.log = newValue } }
     }
 
     /// The one reference of `key` in this process while any `@Shared`

@@ -50,7 +50,9 @@ public final class SharedReference<Value: Codable>: Observable, @unchecked Senda
         registrar.withMutation(of: self, keyPath: \.value) {}
     }
 
-    /// The daemon's value (the default while it has none); a write goes
+    /// The daemon's value (the default while it has none, or while what
+    /// it holds does not decode as `Value`: another program wrote another
+    /// shape; `state.get()` says why); a write goes
     /// to the daemon and returns once it committed it (a refusal goes to
     /// `TetherErrors.handler`; `set(_:)` throws it).
     public var value: Value {
