@@ -8,6 +8,8 @@
 #                       foreground; its first lines say how to talk to it
 #   make demo           build, then build and run the in-process demo
 #                       (examples-c/demo.c)
+#   make lesson NAME=x  build, then run the lesson examples-c/x.c with its
+#                       output; a daemon lesson beside a tetherd of its own
 #   make test           swift build + swift test, release build, an install
 #                       check, a 30 s fuzz run (TEST_FUZZ_SECONDS), then the
 #                       C harness (every lesson in examples-c/
@@ -18,10 +20,13 @@
 #                       case (or lesson), ONLY="a b" a few: only those,
 #                       after the release build, with their own output
 #   make install        PREFIX=/usr/local (default), DESTDIR honoured: the
-#                       library, header, pkg-config file, tetherd, tetherctl
-#                       and systemd units (system and user)
-#   make check-install  install into a temp prefix and build a program there
-#                       with nothing but pkg-config
+#                       library, header, pkg-config file, tetherd, tetherctl,
+#                       systemd units (system and user), man pages
+#                       tetherd(8), tetherctl(1), tether(3) and bash, zsh
+#                       and fish completions
+#   make check-install  install into a temp prefix, check its pages,
+#                       completions and units (Tests/install/check-docs.sh),
+#                       and build a program there with nothing but pkg-config
 #   make asan | tsan | valgrind    the C harness under a sanitizer (CASE= too)
 #   make asan-daemon    tetherd itself under ASan (+ UBSan on its C parts):
 #                       the daemon-backed C lessons and cases, the robustness
@@ -83,7 +88,7 @@ FUZZ_SECONDS ?= 60
 # The bounded fuzz run inside `make test`.
 TEST_FUZZ_SECONDS ?= 30
 
-.PHONY: all build deps run demo test swift-test install check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test \
+.PHONY: all build deps run lesson demo test swift-test install install-docs check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test \
 	asan-daemon valgrind-daemon
 
 all: build
@@ -105,10 +110,26 @@ build: deps
 
 # The main job: the daemon in the foreground (Ctrl-C stops it). Its
 # address and data directory follow the XDG conventions (docs/daemon.md);
-# TETHERD_ARGS adds options, e.g. TETHERD_ARGS="--memory --verbose".
+# TETHERD_ARGS adds options, e.g. TETHERD_ARGS="--memory --verbose". As
+# root those are the installed service's places (/run/tether,
+# /var/lib/tether): tetherd's first lines say so, and how to get a
+# throwaway daemon instead (TETHERD_ARGS=--memory).
 run: build
 	@echo
 	@exec $(RELEASE_DIR)/tetherd $(TETHERD_ARGS)
+
+# One lesson of examples-c/, with its output: make lesson NAME=shared_counter.
+# A daemon lesson (shared_counter, settings_service, seat_booking,
+# daemon_restart) runs beside a tetherd of its own, as the harness runs it
+# (temporary socket and store, restarted if the lesson kills it, stopped and
+# removed after): nothing is left behind, and a `make run` daemon is not
+# touched. (Run by hand against a daemon of yours, with TETHER_ADDRESS set,
+# they work too, daemon_restart excepted: it kills its daemon.)
+lesson: build
+	@test -n "$(NAME)" || { echo "make lesson: which one? make lesson NAME=... with NAME one of:" \
+	  $$(cd examples-c && ls *.c | sed 's/\.c$$//'); exit 2; }
+	@test -f "examples-c/$(NAME).c" || { echo "make lesson: there is no examples-c/$(NAME).c"; exit 2; }
+	@CASE="$(NAME)" LESSONS_ONLY=1 bash Tests/CTests/run.sh
 
 demo: build
 	@mkdir -p $(BIN)
@@ -157,6 +178,26 @@ install: build
 	for kind in system user; do for unit in tetherd.service tetherd.socket; do \
 	  sed -e 's|@PREFIX@|$(PREFIX)|g' systemd/$$kind/$$unit > $(DESTDIR)$(PREFIX)/lib/systemd/$$kind/$$unit; \
 	  chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/$$kind/$$unit; done; done
+	$(MAKE) --no-print-directory install-docs
+
+# The man pages (committed: man/, see scripts/generate-man.sh) and the shell
+# completions, which swift-argument-parser writes from the built commands
+# (--generate-completion-script: the same bytes for the same parser, and
+# always the installed binaries' own options).
+MANDIR = $(DESTDIR)$(PREFIX)/share/man
+SHAREDIR = $(DESTDIR)$(PREFIX)/share
+install-docs:
+	install -d $(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man8
+	install -m 0644 man/tetherctl.1 $(MANDIR)/man1/tetherctl.1
+	install -m 0644 man/tether.3 $(MANDIR)/man3/tether.3
+	install -m 0644 man/tetherd.8 $(MANDIR)/man8/tetherd.8
+	install -d $(SHAREDIR)/bash-completion/completions $(SHAREDIR)/zsh/site-functions $(SHAREDIR)/fish/vendor_completions.d
+	set -e; for tool in tetherd tetherctl; do \
+	  $(RELEASE_DIR)/$$tool --generate-completion-script bash > $(SHAREDIR)/bash-completion/completions/$$tool; \
+	  $(RELEASE_DIR)/$$tool --generate-completion-script zsh > $(SHAREDIR)/zsh/site-functions/_$$tool; \
+	  $(RELEASE_DIR)/$$tool --generate-completion-script fish > $(SHAREDIR)/fish/vendor_completions.d/$$tool.fish; \
+	  chmod 0644 $(SHAREDIR)/bash-completion/completions/$$tool $(SHAREDIR)/zsh/site-functions/_$$tool \
+	    $(SHAREDIR)/fish/vendor_completions.d/$$tool.fish; done
 
 # Proves the installed pkg-config path works for a program outside the tree:
 # counter.c is copied to a temp dir and built with only
@@ -168,6 +209,7 @@ check-install:
 	trap 'rm -rf "$$tmp"' EXIT; \
 	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix" DESTDIR= >"$$tmp/install.log" 2>&1 \
 	  || { cat "$$tmp/install.log"; exit 1; }; \
+	bash Tests/install/check-docs.sh "$$tmp/prefix"; \
 	cp examples-c/counter.c Tests/CTests/check.h "$$tmp/"; \
 	cd "$$tmp"; \
 	export PKG_CONFIG_PATH="$$tmp/prefix/lib/pkgconfig"; \

@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .library(name: "tether", type: .dynamic, targets: ["Tether"]),
         .library(name: "TetherRuntime", targets: ["TetherRuntime"]),
+        .library(name: "TetherSharing", targets: ["TetherSharing"]),
         .executable(name: "tetherd", targets: ["tetherd"]),
         // For tetherd's builds with another backend (Backends/Etcd): the
         // daemon and its command, to which they add theirs.
@@ -67,6 +68,10 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)] + fastPaths,
             linkerSettings: [.unsafeFlags(["-Xlinker", "--version-script=\(root)/Sources/Tether/exports.map"])]
         ),
+        // The Swift API's parts that need Swift's Observation module:
+        // @Shared(.tether("key")) and ObservableState. Apart from
+        // TetherRuntime so that libtether.so does not carry Observation.
+        .target(name: "TetherSharing", dependencies: ["TetherRuntime"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
         // The Varlink protocol tetherd and its clients speak: framing,
         // calls and replies, the io.tether interface (protocol/*.varlink)
@@ -108,12 +113,12 @@ let package = Package(
         // Tests that start a real tetherd (and tetherctl, and PyPI's
         // varlink client) as processes on a temporary socket.
         // They link the C face too (HijackTests call tether_remote_connect).
-        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon", "TetherDaemonFuzz", "Tether", "CTether"],
+        .testTarget(name: "DaemonTests", dependencies: ["TetherWire", "TetherCore", "TetherDaemon", "TetherDaemonFuzz", "Tether", "CTether", "TetherSharing"],
                     exclude: ["python_client.py"]),
         // A short Swift program that teaches the Swift API (`swift run tether-swift-example`).
-        .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime"]),
+        .executableTarget(name: "tether-swift-example", dependencies: ["TetherRuntime", "TetherSharing"]),
         // The Swift API's tests; they link the C face too, to prove that C
         // and Swift share one runtime in one process.
-        .testTarget(name: "TetherRuntimeTests", dependencies: ["TetherRuntime", "Tether", "CTether"]),
+        .testTarget(name: "TetherRuntimeTests", dependencies: ["TetherRuntime", "TetherSharing", "Tether", "CTether"]),
     ]
 )

@@ -18,6 +18,11 @@
 #include "check.h"
 #include "tether.h"
 
+/* A name of this run's own (the parent's pid): run by hand beside a
+ * daemon other programs use, or twice, it meets no state but its own, and
+ * it removes that state at the end (tether_state_remove_path with "" on a
+ * remote state deletes it in the daemon): nothing is left behind. */
+static char name[64];
 static int lengths[16], calls; /* the job list's length at each change */
 
 static void on_jobs(const tether_change_t *c, void *user_data) {
@@ -29,7 +34,7 @@ static void on_jobs(const tether_change_t *c, void *user_data) {
 static void connect_jobs(tether_runtime_t *rt, tether_remote_t *daemon, tether_state_t *jobs) {
   CHECK_OK(tether_runtime_new(NULL, rt));
   CHECK_OK(tether_remote_connect(*rt, NULL, daemon));
-  CHECK_OK(tether_remote_state(*daemon, "jobs", jobs));
+  CHECK_OK(tether_remote_state(*daemon, name, jobs));
 }
 
 /* Another process: connected before the crash, it writes once the daemon is back. */
@@ -51,8 +56,17 @@ static int producer(int ready, int go) {
 int main(void) {
   int ready[2], go[2], status = 0;
   char byte;
-  const char *daemon_pid = getenv("TETHERD_PID"); /* set by the harness */
-  if (!CHECK(daemon_pid && pipe(ready) == 0 && pipe(go) == 0)) return check_report("daemon_restart");
+  /* The daemon this lesson kills, and that comes back: the harness's,
+   * which sets TETHERD_PID and restarts it as systemd's Restart= would. */
+  const char *daemon_pid = getenv("TETHERD_PID");
+  if (!daemon_pid) {
+    fprintf(stderr, "daemon_restart: this lesson kills tetherd (SIGKILL) and needs one that is started again;\n"
+                    "run it with `make lesson NAME=daemon_restart`, beside a daemon of its own that the harness\n"
+                    "restarts (it sets TETHERD_PID), not against `make run`'s, which would stay dead\n");
+    return 2;
+  }
+  if (!CHECK(pipe(ready) == 0 && pipe(go) == 0)) return check_report("daemon_restart");
+  snprintf(name, sizeof name, "lesson.daemon_restart.%ld", (long)getpid());
   pid_t child = fork(); /* before any runtime */
   if (child == 0) return producer(ready[1], go[0]);
 
@@ -80,6 +94,8 @@ int main(void) {
   CHECK_INT_EQ(calls, 5); /* one call per commit: none lost, none twice */
   for (int i = 0; i < calls; i++) CHECK_INT_EQ(lengths[i], i + 1);
   printf("after the crash: %s, seen in %d changes\n", text, calls);
+  CHECK_OK(tether_observer_remove(obs));
+  CHECK_OK(tether_state_remove_path(jobs, "")); /* deleted in the daemon */
   CHECK_OK(tether_remote_free(daemon));
   CHECK_OK(tether_runtime_free(rt));
   return check_report("daemon_restart");

@@ -3,16 +3,23 @@
  * and the retry that wins. (harness: tetherd — run beside a daemon.)
  *
  * Two clients (two runtimes here; two processes would do the same) book
- * seats in the daemon's "seats" state. Each reads the seat map, picks a
- * free seat, and commits the booking only if the map is still the one it
+ * seats in a state of the daemon's (lesson.seat_booking.PID). Each reads
+ * the seat map, picks a free seat, and commits the booking only if the map is still the one it
  * read: tether_remote_expect(seats, revision read). Alice reads first, Bob
  * books first; Alice's commit changes nothing and returns TETHER_EREJECTED,
  * so she catches up (tether_remote_sync), sees seat 1 taken, and books 2.
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tether.h"
+
+/* A name of this run's own (the parent's pid): run by hand beside a
+ * daemon other programs use, or twice, it meets no state but its own, and
+ * it removes that state at the end (tether_state_remove_path with "" on a
+ * remote state deletes it in the daemon): nothing is left behind. */
+static char seats_name[64];
 
 typedef struct {
   tether_runtime_t rt;
@@ -23,7 +30,7 @@ typedef struct {
 static void open_client(client_t *c) {
   CHECK_OK(tether_runtime_new(NULL, &c->rt));
   CHECK_OK(tether_remote_connect(c->rt, NULL, &c->daemon));
-  CHECK_OK(tether_remote_state(c->daemon, "seats", &c->seats));
+  CHECK_OK(tether_remote_state(c->daemon, seats_name, &c->seats));
 }
 
 /* The first free seat ("" in the array) as read now, and the revision read. */
@@ -62,6 +69,7 @@ int main(void) {
   uint64_t alice_read, bob_read;
   char map[64];
   size_t len = 0;
+  snprintf(seats_name, sizeof seats_name, "lesson.seat_booking.%ld", (long)getpid());
   open_client(&alice);
   open_client(&bob);
   CHECK_OK(tether_state_set_json(alice.seats, "[\"carol\",\"\",\"\",\"\"]", -1));
@@ -90,6 +98,7 @@ int main(void) {
   CHECK_STR_EQ(map, "[\"carol\",\"bob\",\"alice\",\"\"]");
   printf("alice booked seat %d after %d tries: %s\n", a, tries, map);
 
+  CHECK_OK(tether_state_remove_path(alice.seats, "")); /* deleted in the daemon */
   CHECK_OK(tether_remote_free(alice.daemon));
   CHECK_OK(tether_remote_free(bob.daemon));
   CHECK_OK(tether_runtime_free(alice.rt));

@@ -3,8 +3,8 @@
  * them field by field (what dconf and GSettings do for a desktop).
  * (harness: tetherd — the C harness runs this lesson beside a daemon.)
  *
- * The app mirrors the daemon's "settings" state and observes two fields by
- * JSON Pointer: a write to /font_size wakes only the font observer, and a
+ * The app mirrors the daemon's settings state (lesson.settings_service.PID)
+ * and observes two fields by JSON Pointer: a write to /font_size wakes only the font observer, and a
  * write of the value a field already has wakes nobody. Observers of a
  * remote state get old and new values and the writer's transaction tag,
  * exactly as for a local state.
@@ -17,6 +17,11 @@
 #include "check.h"
 #include "tether.h"
 
+/* A name of this run's own (the parent's pid): run by hand beside a
+ * daemon other programs use, or twice, it meets no state but its own, and
+ * it removes that state at the end (tether_state_remove_path with "" on a
+ * remote state deletes it in the daemon): nothing is left behind. */
+static char name[64];
 static char theme_log[128];
 static int font_calls;
 static int64_t font_size;
@@ -47,7 +52,7 @@ static int service(int go) {
   CHECK(read(go, &byte, 1) == 1); /* the app is watching */
   CHECK_OK(tether_runtime_new(NULL, &rt));
   CHECK_OK(tether_remote_connect(rt, NULL, &daemon));
-  CHECK_OK(tether_remote_state(daemon, "settings", &settings));
+  CHECK_OK(tether_remote_state(daemon, name, &settings));
   CHECK_OK(tether_state_set_json(settings, "{\"theme\":\"light\",\"font_size\":12}", -1));
   CHECK_OK(tether_transaction_begin(rt, &info, &txn));
   CHECK_OK(tether_state_set_path_json(settings, "/theme", "\"dark\"", -1));
@@ -62,6 +67,7 @@ static int service(int go) {
 int main(void) {
   int go[2], status = 0;
   if (!CHECK(pipe(go) == 0)) return check_report("settings_service");
+  snprintf(name, sizeof name, "lesson.settings_service.%ld", (long)getpid());
   pid_t child = fork(); /* before any runtime: threads do not survive a fork */
   if (child == 0) return service(go[0]);
 
@@ -71,7 +77,7 @@ int main(void) {
   tether_observer_t theme, font;
   CHECK_OK(tether_runtime_new(NULL, &rt));
   CHECK_OK(tether_remote_connect(rt, NULL, &daemon));
-  CHECK_OK(tether_remote_state(daemon, "settings", &settings)); /* null until created */
+  CHECK_OK(tether_remote_state(daemon, name, &settings)); /* null until created */
   /* SYNC: called for every change the mirror applies, none coalesced. */
   CHECK_OK(tether_observe(settings, "/theme", TETHER_OBSERVE_SYNC, on_theme, NULL, NULL, &theme));
   CHECK_OK(tether_observe(settings, "/font_size", TETHER_OBSERVE_SYNC, on_font, NULL, NULL, &font));
@@ -84,6 +90,9 @@ int main(void) {
   CHECK_INT_EQ(font_calls, 2);                    /* created, then 12 -> 14 */
   CHECK_INT_EQ(font_size, 14);
   printf("theme changes: %s; font size %lld after %d calls\n", theme_log, (long long)font_size, font_calls);
+  CHECK_OK(tether_observer_remove(theme));
+  CHECK_OK(tether_observer_remove(font));
+  CHECK_OK(tether_state_remove_path(settings, "")); /* deleted in the daemon */
   CHECK_OK(tether_remote_free(daemon));
   CHECK_OK(tether_runtime_free(rt));
   return check_report("settings_service");

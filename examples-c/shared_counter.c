@@ -19,6 +19,12 @@
 
 enum { ADDS = 50 };
 
+/* A name of this run's own (the parent's pid): run by hand beside a
+ * daemon other programs use, or twice, it meets no state but its own, and
+ * it removes that state at the end (tether_state_remove_path with "" on a
+ * remote state deletes it in the daemon): nothing is left behind. */
+static char name[64];
+
 /* counter += 1, however many processes are adding. Returns the retries. */
 static int add_one(tether_runtime_t rt, tether_remote_t daemon, tether_state_t counter) {
   for (int retries = 0;; retries++) {
@@ -44,13 +50,14 @@ int main(void) {
   int retries = 0, status = 0;
   int64_t total = 0;
 
+  snprintf(name, sizeof name, "lesson.shared_counter.%ld", (long)getpid());
   /* Fork first: a runtime's threads do not survive a fork. */
   pid_t child = fork();
   const char *who = child == 0 ? "child" : "parent";
   if (!CHECK_OK(tether_runtime_new(NULL, &rt))) return check_report(who);
   /* NULL: $TETHER_ADDRESS, else the user's (or root's) default socket. */
   if (!CHECK_OK(tether_remote_connect(rt, NULL, &daemon))) return check_report(who);
-  CHECK_OK(tether_remote_state(daemon, "counter", &counter));
+  CHECK_OK(tether_remote_state(daemon, name, &counter));
 
   /* Create it at 0 unless the other process did (revision 0: must not exist). */
   CHECK_OK(tether_transaction_begin(rt, NULL, &txn));
@@ -73,6 +80,7 @@ int main(void) {
     CHECK_OK(tether_state_get_int(counter, &total));
     CHECK_INT_EQ(total, 2 * ADDS); /* no add lost */
     printf("counter = %lld\n", (long long)total);
+    CHECK_OK(tether_state_remove_path(counter, "")); /* deleted in the daemon */
   }
   CHECK_OK(tether_remote_free(daemon)); /* closes it; frees the counter state */
   CHECK_OK(tether_runtime_free(rt));

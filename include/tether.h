@@ -512,6 +512,10 @@ int tether_state_set_path_json(tether_state_t s, const char *pointer, const char
 /* Removes the member or element at a JSON Pointer inside the state. Removing
  * an array element shifts the later ones, so observers of those indexes are
  * woken when their part changed (or disappeared: new_value NULL).
+ * The pointer "" (the whole value) is refused (TETHER_EINVAL: write null
+ * instead), except on a remote state: there it deletes the daemon's state
+ * (io.tether.Remove of the whole state), which then reads as null, as a
+ * state the daemon does not have (how a program leaves nothing behind).
  * Errors: those of tether_state_set and of tether_value_remove_path. */
 int tether_state_remove_path(tether_state_t s, const char *pointer);
 

@@ -6,6 +6,8 @@
 #    through sudo when that exists);
 #  - a Swift toolchain (swift on PATH): only checked; it is not an apt
 #    package, so this says where to get it;
+#  - mandoc, groff-base and man-db, with which `make check-install` checks
+#    the installed man pages: installed with apt-get when missing;
 #  - the Python `varlink` package (PyPI), the outside client the protocol
 #    tests check Tether's Varlink interface with: installed with pip when
 #    python3 lacks it (those tests say they were skipped when it cannot be).
@@ -29,6 +31,12 @@ fi
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists sqlite3; then
   need_apt+=(libsqlite3-dev)
 fi
+# The man pages' check (Tests/install/check-docs.sh): mandoc's lint, groff's
+# warnings and man -l. (systemd-analyze comes with systemd, not installed
+# here: the check says when it is missing.)
+command -v mandoc >/dev/null 2>&1 || need_apt+=(mandoc)
+command -v groff >/dev/null 2>&1 || need_apt+=(groff-base)
+command -v man >/dev/null 2>&1 || need_apt+=(man-db)
 
 # etcd: the etcd backend's tests start a 3-member cluster of Debian's
 # etcd on loopback (scripts/etcd-cluster.sh); the protocol code is
@@ -61,6 +69,8 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     die "libuv1-dev was installed but 'pkg-config --exists libuv' still fails"
   pkg-config --exists sqlite3 ||
     die "libsqlite3-dev was installed but 'pkg-config --exists sqlite3' still fails"
+  command -v mandoc >/dev/null 2>&1 && command -v groff >/dev/null 2>&1 && command -v man >/dev/null 2>&1 ||
+    die "mandoc, groff-base or man-db was installed but mandoc, groff or man is still not on PATH"
   say "installed ${need_apt[*]}"
 fi
 

@@ -120,6 +120,9 @@ extension Graph {
     public func remove(_ id: StateID, at path: JSONPointer, round: UInt32 = 0) throws(TetherError) {
         let i = try resolve(id)
         guard !path.isRoot else {
+            // A remote state's root is the daemon's state itself: its owner
+            // sends the remove there, which deletes it.
+            if states[i].described.contains(.remote) && !applyingRemote { throw Graph.remoteWrite }
             throw TetherError(.invalidArgument, "cannot remove the root of a state; write null instead")
         }
         try checkRound(round, i)

@@ -4,7 +4,12 @@
 // its members handed to a "child", a computed greeting, an observer of one
 // field, an effect that renders, and a transaction. Every callback here
 // runs on the runtime's loop thread; `flush()` waits for them (never sleep).
+// Then Swift's own ways in: changes as an AsyncSequence, Observation's
+// withObservationTracking, and @Shared(.tether("key")) kept by tetherd
+// (with a daemon from `make run`, or the default when none answers).
+import Observation
 import TetherRuntime
+import TetherSharing
 
 struct Profile: Codable {
     var name: String
@@ -46,3 +51,37 @@ profile.value.age = 80
 try rt.flush()
 
 _ = (nameWatch, render)                                  // keep them until here
+
+// for await: the current name first, then the latest after each change
+// (a slow loop skips to the newest value: when the write below comes before
+// the loop took the first one, it sees only "Ada Lovelace"; the loop ends
+// when the task is cancelled or the state freed).
+let names = Task {
+    for await name in profile.changes(\.name) {
+        print("changes: name is \(name)")
+        if name == "Ada Lovelace" { break }
+    }
+}
+try rt.flush()
+profile.value.name = "Ada Lovelace"
+await names.value
+
+// Swift's Observation: an ObservableState is tracked like any @Observable.
+let observed = profile.observable
+withObservationTracking { _ = observed.value.age } onChange: { print("Observation: profile changed") }
+profile.value.age = 81
+try rt.flush()
+
+// A value every process shares through tetherd (tetherctl get example.theme).
+struct Theme: Codable { var name = "light" }
+struct ThemeSwitch {
+    @Shared(.tether("example.theme")) var theme = Theme()
+
+    func toggle() {
+        print(_theme.isUsingDefault ? "shared: no daemon answers; \(theme.name) is the default, kept here"
+                                    : "shared: the daemon's theme is \(theme.name)")
+        $theme.name.wrappedValue = theme.name == "dark" ? "light" : "dark"  // through the Binding
+        print("shared: theme now \(theme.name)")
+    }
+}
+ThemeSwitch().toggle()

@@ -33,6 +33,8 @@
 #   ONLY          run just these lessons and cases, e.g. ONLY="counter
 #                 computed_diamond"
 #   CASE          run just this one case (make test CASE=computed_diamond)
+#   LESSONS_ONLY  set: lessons only, the cases' runner is not built (make
+#                 lesson NAME=x)
 #   TETHERD       the tetherd binary that lessons and cases talking to the
 #                 daemon run beside (default .build/release/tetherd): each
 #                 such program (a lesson with the line "harness: tetherd",
@@ -239,10 +241,17 @@ for src in examples-c/*.c; do
   fi
 done
 
-# The cases: one runner, one process per case.
+# The cases: one runner, one process per case (not for `make lesson`,
+# LESSONS_ONLY: the runner's build would only delay the lesson).
 tests_exe="$bindir/tether-tests"
 tests_log="$bindir/tether-tests.build.log"
-if ! "$cc" "${cflags[@]}" -o "$tests_exe" Tests/CTests/*.c benchmarks/workloads/*.c "${ldflags[@]}" >"$tests_log" 2>&1; then
+if [ -n "${LESSONS_ONLY:-}" ]; then
+  if [ -n "${CASE:-}" ] && [ "$found" -eq 0 ]; then
+    echo "FAIL $CASE (no such lesson in examples-c/)"
+    failed=$((failed + 1))
+    failed_names+=("$CASE")
+  fi
+elif ! "$cc" "${cflags[@]}" -o "$tests_exe" Tests/CTests/*.c benchmarks/workloads/*.c "${ldflags[@]}" >"$tests_log" 2>&1; then
   echo "FAIL tether-tests (build failed)"
   sed 's/^/    /' "$tests_log"
   failed=$((failed + 1))

@@ -41,6 +41,14 @@ public final class Remote: @unchecked Sendable {
         (try? Runtimes.remoteConnected(handle)) ?? false
     }
 
+    /// Waits until every state this remote mirrors shows at least what
+    /// the daemon held when this was called: what another process wrote
+    /// before it (that process having returned) is then read here
+    /// (`tether_remote_sync`). Not from a callback of the runtime.
+    public func sync() throws(TetherError) {
+        try Runtimes.syncRemote(handle)
+    }
+
     /// The daemon's state `name` as a state of this runtime (it need not
     /// exist yet: it then reads as null, so use an optional `T`). The
     /// state keeps this connection alive; freeing the connection frees it.
