@@ -25,6 +25,12 @@ need() {
   exit 1
 }
 
+# alive PID: running, and not a zombie (a member killed after the shell
+# that started it exited is reparented, and may not be reaped at once).
+alive() {
+  kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 endpoints() {
   local out=() p
   for p in "${ports[@]}"; do out+=("http://127.0.0.1:$p"); done
@@ -40,7 +46,7 @@ up() {
   cluster=$(IFS=,; echo "${initial[*]}")
   for i in 0 1 2; do
     local name=${names[$i]} port=${ports[$i]}
-    if [ -f "$dir/$name.pid" ] && kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then continue; fi
+    if [ -f "$dir/$name.pid" ] && alive "$(cat "$dir/$name.pid")"; then continue; fi
     etcd --name "$name" --data-dir "$dir/$name.data" \
       --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
       --listen-peer-urls "http://127.0.0.1:$((port + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((port + 1))" \
@@ -60,7 +66,7 @@ up() {
       exit 1
     fi
     for i in 0 1 2; do
-      if ! kill -0 "$(cat "$dir/${names[$i]}.pid")" 2>/dev/null; then
+      if ! alive "$(cat "$dir/${names[$i]}.pid")"; then
         echo "etcd-cluster: member ${names[$i]} exited:" >&2
         tail -n 5 "$dir/${names[$i]}.log" >&2
         down
@@ -82,7 +88,7 @@ down() {
   for i in 0 1 2; do
     [ -f "$dir/${names[$i]}.pid" ] || continue
     pid=$(cat "$dir/${names[$i]}.pid")
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
   done
   rm -rf "$dir"

@@ -21,9 +21,11 @@ public enum EtcdBackend: StoreBackend {
             if let snapshot = options.restore {
                 try EtcdRestore.restore(from: snapshot, into: client, epoch: options.newEpoch, log: log)
             }
-            let (epoch, base) = try client.blocking { try await ensureEpoch(client, candidate: options.newEpoch) }
-            try client.blocking { try await probeLimits(client) }
-            let loaded = try client.blocking { try await load(client, base: base, limits: limits) }
+            // A member may be down or frozen as a host starts: each step is
+            // tried on the next member, for 30 s in all.
+            let (epoch, base) = try retrying(client, log) { try await ensureEpoch(client, candidate: options.newEpoch) }
+            try retrying(client, log) { try await probeLimits(client) }
+            let loaded = try retrying(client, log) { try await load(client, base: base, limits: limits) }
             let store = try Store(limits: limits, logCapacity: options.logCapacity, logBytes: options.logBytes, epoch: epoch,
                                   startRevision: 0, maxStates: options.maxStates)
             let quarantined = try store.restore(states: loaded.states, log: [], revision: UInt64(max(0, loaded.revision - base)))
@@ -45,6 +47,23 @@ public enum EtcdBackend: StoreBackend {
             throw TetherError(.loopFailure, "\(client.summary): \(describe(error))")
         }
     }
+
+    /// `body` until it succeeds, moving to the next member after each
+    /// failure for want of an answer, for `startDeadline` in all.
+    static func retrying<T: Sendable>(_ client: EtcdClient, _ log: EventLog, _ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + startDeadline
+        while true {
+            do {
+                return try client.blocking(body)
+            } catch {
+                guard EtcdLedger.isTransportFailure(error), ContinuousClock.now < deadline else { throw error }
+                let now = client.failover()
+                log.event("etcd-failover", "to" => now, "reason" => describe(error))
+            }
+        }
+    }
+
+    static let startDeadline: Duration = .seconds(30)
 
     static func describe(_ error: Error) -> String {
         if let rpc = error as? RPCError { return "\(rpc.code): \(rpc.message)" }

@@ -19,8 +19,13 @@ import TetherCore
 /// has a connection of its own, never rotated: it is one stream.
 final class EtcdClient: @unchecked Sendable {
     let endpoints: [(host: String, port: Int)]
-    let watch: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix>
-    private let watchClient: GRPCClient<HTTP2ClientTransport.Posix>
+    private var watchClient: GRPCClient<HTTP2ClientTransport.Posix>
+    private var watchService: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix>
+    /// The endpoint new connections try first: a member that stops
+    /// answering (frozen, cut off) keeps its TCP connections open, and
+    /// pick-first would stay on it; a call that timed out moves on
+    /// (`failover`).
+    private var preferred = 0
     private let lock = NSLock()
     private var unaryClient: GRPCClient<HTTP2ClientTransport.Posix>
     private var unaryKV: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
@@ -64,8 +69,48 @@ final class EtcdClient: @unchecked Sendable {
         } catch {
             throw TetherError(.invalidArgument, "--backend etcd:\(spec): \(error)")
         }
-        watch = Etcdserverpb_Watch.Client(wrapping: watchClient)
+        watchService = Etcdserverpb_Watch.Client(wrapping: watchClient)
         unaryKV = Etcdserverpb_KV.Client(wrapping: unaryClient)
+    }
+
+    /// The endpoints, the preferred one first.
+    private var ordered: [(String, Int)] {
+        let list = endpoints.map { ($0.host, $0.port) }
+        let at = preferred % list.count
+        return Array(list[at...] + list[..<at])
+    }
+
+    /// The Watch service (on its own connection).
+    var watch: Etcdserverpb_Watch.Client<HTTP2ClientTransport.Posix> {
+        lock.lock()
+        defer { lock.unlock() }
+        return watchService
+    }
+
+    /// A call timed out or its connection broke: new connections start at
+    /// the next member, the watch's too (its stream ends, and the follower
+    /// resumes it there). Returns the endpoint now preferred.
+    @discardableResult
+    func failover() -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return "" }
+        preferred += 1
+        let endpoints = ordered
+        if let unary = try? EtcdClient.connect(endpoints), let watch = try? EtcdClient.connect(endpoints) {
+            let old = (unaryClient, watchClient)
+            unaryClient = unary
+            unaryKV = Etcdserverpb_KV.Client(wrapping: unary)
+            callsOnConnection = 0
+            watchClient = watch
+            watchService = Etcdserverpb_Watch.Client(wrapping: watch)
+            old.1.beginGracefulShutdown()
+            Task {
+                try? await Task.sleep(for: EtcdClient.callTimeout + .seconds(1))
+                old.0.beginGracefulShutdown()
+            }
+        }
+        return "\(endpoints[0].0):\(endpoints[0].1)"
     }
 
     /// A client on a connection of its own, running.
@@ -92,7 +137,7 @@ final class EtcdClient: @unchecked Sendable {
         defer { lock.unlock() }
         callsOnConnection += 1
         if callsOnConnection > EtcdClient.callsPerConnection && !closed,
-           let next = try? EtcdClient.connect(endpoints.map { ($0.host, $0.port) }) {
+           let next = try? EtcdClient.connect(ordered) {
             // The old connection ends once its calls have: after the longest
             // a call may take (closing it at once failed calls in flight).
             let old = unaryClient
@@ -113,9 +158,10 @@ final class EtcdClient: @unchecked Sendable {
         lock.lock()
         closed = true
         let unary = unaryClient
+        let watch = watchClient
         lock.unlock()
         unary.beginGracefulShutdown()
-        watchClient.beginGracefulShutdown()
+        watch.beginGracefulShutdown()
     }
 
     /// Options of a unary call: its timeout and message limits.

@@ -85,6 +85,10 @@ public final class EtcdLedger: Ledger {
                 inbox.post { done(response.succeeded ? .committed(revision: revision) : .stale(revision: revision)) }
             } catch {
                 let failure = EtcdLedger.failure(error)
+                if EtcdLedger.isTransportFailure(error) {
+                    let now = client.failover()
+                    inbox.post { [weak self] in self?.log?.event("etcd-failover", "to" => now, "reason" => EtcdBackend.describe(error)) }
+                }
                 inbox.post { done(.failed(failure)) }
             }
         }
@@ -115,6 +119,14 @@ public final class EtcdLedger: Ledger {
                                       changes: EtcdCodec.stateEventsSayAll(proposal.changes) ? nil : proposal.changes)
         request.success.append(EtcdClient.put(Array(EtcdKeys.commit.utf8), try EtcdCodec.encodeRecord(record)))
         return request
+    }
+
+    /// Whether a call failed for want of an answer (a member frozen, cut
+    /// off or gone), not because etcd refused it.
+    static func isTransportFailure(_ error: Error) -> Bool {
+        if error is TetherError { return false }
+        guard let rpc = error as? RPCError else { return true }
+        return rpc.code == .deadlineExceeded || rpc.code == .unavailable
     }
 
     /// The error a call gets when its Txn failed: what etcd refused, or,

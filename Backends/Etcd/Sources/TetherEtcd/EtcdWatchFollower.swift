@@ -63,6 +63,8 @@ final class EtcdWatchFollower: @unchecked Sendable {
                 if Task.isCancelled { return }
                 let reason = "\(error)"
                 let from = delivered + 1
+                // A member that stopped answering: the watch resumes on the next.
+                if EtcdLedger.isTransportFailure(error) && !(error is WatchCanceled) { client.failover() }
                 inbox.post { [weak ledger] in ledger?.say("etcd-watch-restart", [("from", "\(from)"), ("reason", reason)]) }
             }
             // Reconnects back off a little, so a cluster without a leader
