@@ -376,6 +376,33 @@ int tether_runtime_fd(tether_runtime_t rt, int *out);
  * value (a "commit"). Errors: TETHER_ESTALE, TETHER_EINVAL. */
 int tether_runtime_revision(tether_runtime_t rt, uint64_t *out);
 
+/* The runtime's graph now, as Graphviz DOT text (`dot -Tpng` draws it),
+ * written into buf snprintf-style (see conventions): the caller owns the
+ * buffer, so there is no free function to pair with it. The graph may grow
+ * between a sizing call (size 0) and the next, so loop until *len < size:
+ *
+ *     size_t len = 0, size = 0; char *buf = NULL;
+ *     tether_runtime_graph_dot(rt, NULL, 0, &len);
+ *     do { size = len + 1; buf = realloc(buf, size);
+ *          tether_runtime_graph_dot(rt, buf, size, &len); } while (len >= size);
+ *
+ * Nodes: states, computeds, effects, trackings, observers, bindings and
+ * scopes, each with its handle ("0x...") as DOT id; labelled with the
+ * state's descriptor name when one is set, else kind and handle. Edges go
+ * from what is read to its reader, labelled with the JSON Pointer read (no
+ * label: the whole value); a scope's (or an effect run's) "owns" edges are
+ * dotted. A computed, effect or tracking that is stale, never evaluated,
+ * queued or failed is drawn dashed and red, with the word in its label.
+ * The same facts are in attributes for programs (dot -Tjson keeps them):
+ * tether_kind, tether_handle, tether_name, tether_marks on nodes;
+ * tether_edge ("reads", "observes", "binds", "owns") and tether_pointer on
+ * edges. Names are escaped (quotes, backslashes, newlines, control
+ * characters), so any name gives valid DOT.
+ * Any thread, and from inside any callback (the shape is copied under the
+ * runtime's lock, then written without it).
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (buf NULL with size > 0). */
+int tether_runtime_graph_dot(tether_runtime_t rt, char *buf, size_t size, size_t *len);
+
 /* ------------------------------------------------------------------------ */
 /* States                                                                    */
 /* ------------------------------------------------------------------------ */

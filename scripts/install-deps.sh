@@ -4,6 +4,7 @@
 #  - libuv's headers and pkg-config file (Debian/Ubuntu: libuv1-dev) and
 #    pkg-config itself: installed with apt-get when missing (as root, or
 #    through sudo when that exists);
+#  - Graphviz (dot), which the graph pictures' tests read them back with;
 #  - a Swift toolchain (swift on PATH): only checked; it is not an apt
 #    package, so this says where to get it;
 #  - the Python `varlink` package (PyPI), the outside client the protocol
@@ -28,6 +29,12 @@ fi
 # tetherd's store (the library itself does not link it).
 if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists sqlite3; then
   need_apt+=(libsqlite3-dev)
+fi
+
+# Graphviz: the graph pictures' test reads them back with `dot -Tjson`
+# (Tests/graph, Tests/CTests/graph_dot.c).
+if ! command -v dot >/dev/null 2>&1; then
+  need_apt+=(graphviz)
 fi
 
 if [ "${#need_apt[@]}" -gt 0 ]; then

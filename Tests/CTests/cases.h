@@ -215,6 +215,11 @@
   X(typed_paths_state_reads) \
   X(typed_paths_state_tracking_and_transactions) \
   X(typed_paths_computed_reads) \
+  X(graph_dot_bad_input) \
+  X(graph_dot_nodes_edges_and_marks) \
+  X(graph_dot_inside_callbacks) \
+  X(graph_dot_threads) \
+  X(graph_dot_hostile_names) \
   /* end of the list */
 
 #endif
