@@ -821,6 +821,75 @@ typedef void (*tether_effect_error_fn)(tether_effect_t effect, int code, const c
 int tether_runtime_on_effect_error(tether_runtime_t rt, tether_effect_error_fn fn, void *user_data,
                                    tether_destroy_fn destroy);
 
+/* ------------------------------------------------------------------------ */
+/* Tracing: why did this run                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* One source of a traced run that changed since the reader last read it. */
+typedef struct tether_trace_source {
+  uint64_t handle;          /* the state's (tether_state_t) or computed's
+                               (tether_computed_t) id */
+  bool is_computed;         /* handle names a computed, not a state */
+  const char *name;         /* the state's descriptor name, or NULL */
+  const char *pointer;      /* the JSON Pointer read; "" for the whole value */
+  uint64_t revision_before; /* the runtime revision when the reader last ran
+                               while traced (0: its first traced run) */
+  uint64_t revision_after;  /* the revision of the state's latest change; for
+                               a computed source, the runtime revision now */
+} tether_trace_source_t;
+
+/* tether_trace_event_t.kind */
+#define TETHER_TRACE_RECOMPUTE 1  /* a computed is about to be recomputed */
+#define TETHER_TRACE_EFFECT_RUN 2 /* an effect is about to run */
+
+/* A recompute or effect run about to happen, and why (MobX's trace()). */
+typedef struct tether_trace_event {
+  int kind;                              /* TETHER_TRACE_* */
+  uint64_t reader;                       /* the computed's or effect's id */
+  bool first_run;                        /* never evaluated, or lost a freed
+                                            source: no source to blame */
+  size_t source_count;
+  const tether_trace_source_t *sources;  /* the sources that changed, in the
+                                            order they were read */
+  const char *tag;                       /* the transaction's tag, or NULL */
+  uint64_t origin;                       /* the transaction's origin (0: none) */
+  uint64_t revision;                     /* the runtime revision now */
+} tether_trace_event_t;
+
+/* Gets each traced run. The event and everything it points to are borrowed:
+ * valid only until the call returns. Called on the thread about to
+ * recompute or run, right before the compute or effect callback, as a
+ * callback: never concurrently with other callbacks, and it must not write
+ * states (TETHER_EBUSY). Reading the reader itself from here is
+ * TETHER_ECYCLE (it is being evaluated); freeing it cancels the run. */
+typedef void (*tether_trace_fn)(const tether_trace_event_t *event, void *user_data);
+
+/* tether_runtime_trace modes. */
+#define TETHER_TRACE_OFF 0u    /* no tracing (the default) */
+#define TETHER_TRACE_ALL 1u    /* every recompute and effect run */
+#define TETHER_TRACE_MARKED 2u /* only computeds and effects marked with
+                                  tether_computed_trace / tether_effect_trace */
+
+/* Turns tracing of rt on or off. With fn NULL (and a mode other than OFF),
+ * each run prints one line on stderr:
+ *   tether: trace: effect 0x... ran at revision 12: state 'form' 0x... at
+ *   /email changed (revision 3 -> 12); transaction 'undo' origin 7
+ * A recompute pulled by a callback's read carries the cause of that
+ * callback. Off, tracing costs nothing measurable (docs/performance.md:
+ * one test per recompute and effect run). destroy (may be NULL) runs once
+ * with user_data when the trace is replaced or turned off or the runtime is
+ * freed (with TETHER_TRACE_OFF: at once). Trackings are not traced.
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (unknown mode; destroy is not called). */
+int tether_runtime_trace(tether_runtime_t rt, unsigned mode, tether_trace_fn fn, void *user_data,
+                         tether_destroy_fn destroy);
+
+/* Marks (on) or unmarks a computed for TETHER_TRACE_MARKED. Errors:
+ * TETHER_ESTALE. */
+int tether_computed_trace(tether_computed_t c, bool on);
+/* Marks (on) or unmarks an effect for TETHER_TRACE_MARKED. Errors:
+ * TETHER_ESTALE. */
+int tether_effect_trace(tether_effect_t e, bool on);
+
 /* The error of the effect's last run: *code gets TETHER_OK when it
  * succeeded (or it is not a fallible effect) and buf its message
  * (snprintf-style; "" for none). Any thread may ask, also while the effect

@@ -209,6 +209,13 @@ open class Graph {
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.
     public var gate: (_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool = { _, _, body in body(); return true }
+    /// Tracing (GraphTrace.swift); traced nodes carry `DerivedFlags.traced`.
+    var traceMode: TraceMode = .off
+    var traceSink: ((TraceEvent) -> Void)?
+    /// Nodes marked for `TraceMode.marked`: index -> generation.
+    var tracedNodes: [UInt32: UInt32] = [:]
+    /// The revision at each traced node's last traced run.
+    var traceRevisions: [UInt32: UInt64] = [:]
     /// Levels of the pull's recursion on this thread now (`updateNeeded`).
     var pullDepth = 0
     /// The iterative pull's frames (`pullIteratively`), innermost last.

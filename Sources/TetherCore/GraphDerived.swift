@@ -12,6 +12,7 @@ extension Graph {
         let generation = generations.take()
         var flags: DerivedFlags = [.fresh]
         if sync { flags.insert(.sync) }
+        if traceMode == .all && kind != .tracking { flags.insert(.traced) }
         // The node is built in each branch, not once before: a shared local
         // was copied in and destroyed (a value-witness copy per node).
         let index: Int
