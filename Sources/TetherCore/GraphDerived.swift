@@ -12,7 +12,6 @@ extension Graph {
         let generation = generations.take()
         var flags: DerivedFlags = [.fresh]
         if sync { flags.insert(.sync) }
-        if traceMode == .all && kind != .tracking { flags.insert(.traced) }
         // The node is built in each branch, not once before: a shared local
         // was copied in and destroyed (a value-witness copy per node).
         let index: Int
@@ -37,6 +36,7 @@ extension Graph {
         }
         nextSequence &+= 1
         liveDerived += 1
+        if traceMode != .off { markTraced(index) }
         if kind == .effect { enqueueDerived(index, round: 0) }  // its first run
         return DerivedID(index: UInt32(index), generation: generation)
     }

@@ -4,16 +4,19 @@
 // for chosen computeds and effects), every recompute and effect run is
 // reported before it happens with the sources whose versions differ from
 // those its links saw, the JSON Pointer each was read at, and the cause of
-// the write that set it off. Off by default, and then free:
-// a traced node carries `DerivedFlags.traced`, tested where a recompute or
-// run updates its flags anyway; nothing else is looked at.
+// the write that set it off. Off by default, and then free: a traced node's
+// body carries `DerivedBody.traced`, which the owner's `callCompute` and
+// `callBody` test (RuntimeGraph.swift) before calling the user's function,
+// where the body is in hand anyway; the graph's own recompute and run are
+// untouched. Both are called between `beginEvaluation` and the call, so the
+// node is `evalTop` and its links are still those of its last evaluation.
 
 /// One run about to happen, and why.
 public struct TraceEvent {
     public enum Kind: Sendable { case recompute, effectRun }
     public let kind: Kind
     public let reader: DerivedID
-    /// Never evaluated (or lost a source that was freed): no source to blame.
+    /// Never evaluated: no source to blame.
     public let firstRun: Bool
     /// The sources whose versions changed since the reader last read them.
     public let sources: [TraceSource]
@@ -84,20 +87,20 @@ extension Graph {
             case .marked: on = tracedNodes[UInt32(d)] == derived[d].generation
             }
         }
-        if on { derived[d].flags.insert(.traced) } else { derived[d].flags.remove(.traced) }
+        derived[d].body?.traced = on
     }
 
-    /// The cause an effect's run will get (`takeCause`), left in place.
-    func peekCause(_ d: Int) -> Cause {
-        if hasDerivedCauses, let why = derivedCauses[UInt32(d)] { return why }
-        return Cause(meta: nil, wave: derived[d].pendingRevision)
-    }
-
-    /// `traceBeforeRun` for a recompute, out of line with one argument:
-    /// the recompute's call site stays as small as it can be.
+    /// For the owner's `callCompute` and `callBody` of a traced body: the
+    /// report of the evaluation just begun (`evalTop`), as a callback whose
+    /// reads are not the node's. False when the callback freed the node:
+    /// the owner skips the call (the caller finishes the disposal).
     @inline(never)
-    func traceRecompute(_ d: Int) -> Bool {
-        traceBeforeRun(d, .recompute, cause: cause)
+    public final func traceEvaluation(_ kind: TraceEvent.Kind, cause: Cause) -> Bool {
+        let d = evalTop
+        guard d >= 0 else { return true }
+        untrackedDepth += 1
+        defer { untrackedDepth -= 1 }
+        return traceBeforeRun(d, kind, cause: kind == .recompute ? self.cause : cause)
     }
 
     /// Reports derived node `d`'s run before it happens (when `d` is traced),
@@ -115,6 +118,13 @@ extension Graph {
             return false
         }
         return true
+    }
+
+    /// Whether `d` never ran: a computed that has no version yet (a result
+    /// or an error gives it one), an effect that read nothing yet (one
+    /// that reads nothing never runs again).
+    private func firstEvaluation(_ d: Int, _ kind: TraceEvent.Kind) -> Bool {
+        kind == .recompute ? derived[d].version == 0 : derived[d].firstDep == noIndex
     }
 
     /// The event for `d`: its sources whose versions differ from its links'.
@@ -143,6 +153,6 @@ extension Graph {
             }
         }
         return TraceEvent(kind: kind, reader: DerivedID(index: UInt32(d), generation: derived[d].generation),
-                          firstRun: derived[d].flags.contains(.fresh), sources: sources, cause: cause, revision: revision)
+                          firstRun: firstEvaluation(d, kind), sources: sources, cause: cause, revision: revision)
     }
 }

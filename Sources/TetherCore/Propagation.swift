@@ -82,10 +82,9 @@ public enum DerivedKind: UInt8, Sendable {
     static let disposed = DerivedFlags(rawValue: 16)
     /// Effects and trackings delivered at the end of the writer's write.
     static let sync = DerivedFlags(rawValue: 32)
-    /// Its recomputes or runs are reported first (GraphTrace.swift): set
-    /// only while tracing is on, so tracing off costs a bit test folded
-    /// into the flag update every evaluation makes anyway.
-    static let traced = DerivedFlags(rawValue: 64)
+    /// An effect whose cleanup is owed before its next run. (Set nowhere
+    /// today: `DerivedBody.cleanupOwed` does this job.)
+    static let ranOnce = DerivedFlags(rawValue: 64)
     /// A computed whose last evaluation failed: its error is in
     /// `Graph.derivedErrors` (a side table: 24 bytes per node otherwise).
     /// Every read checks its sources again, as for a stale one: the error
@@ -492,12 +491,8 @@ extension Graph {
             derived[d].flags.remove(.computing)  // as the pull marked it
             return
         }
-        var flags = derived[d].flags
-        if flags.contains(.traced) {
-            guard traceRecompute(d) else { return }  // freed by the trace callback
-            flags = derived[d].flags
-        }
-        derived[d].flags = flags.subtracting([.stale, .fresh]).union(.computing)
+        derived[d].flags.remove([.stale, .fresh])
+        derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
         derived[d].running += 1
         let interrupted = beginEvaluation(d)
@@ -714,16 +709,8 @@ extension Graph {
                 return
             }
         }
-        var flags = derived[d].flags
-        if flags.contains(.traced) {
-            guard traceBeforeRun(d, .effectRun, cause: peekCause(d)) else {  // freed by the trace callback
-                derived[d].running -= 1
-                if derived[d].running == 0 { finishDisposal(d) }
-                return
-            }
-            flags = derived[d].flags
-        }
-        derived[d].flags = flags.subtracting([.stale, .fresh]).union(.computing)
+        derived[d].flags.remove([.stale, .fresh])
+        derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
         let interrupted = beginEvaluation(d)
         let rev = derived[d].pendingRevision
