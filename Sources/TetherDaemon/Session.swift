@@ -161,7 +161,10 @@ public final class Session {
 
     /// Closes once the pending output is written.
     func close(_ reason: String) {
-        if closeReason == nil { closeReason = reason }
+        if closeReason == nil {
+            closeReason = reason
+            service.metrics.cutOffPeers &+= 1
+        }
         service.queue(self)
     }
 
@@ -183,6 +186,7 @@ public final class Session {
         // `service` is a reference count check and pair (~25 instructions).
         let service = self.service
         if service.simpleCalls, let grant, let set = SimpleSetCall.parse(raw, maxDepth: service.store.limits.maxDepth) {
+            service.metrics.called(.set)
             handleSimpleSet(set, grant, service)
             return
         }
@@ -193,11 +197,13 @@ public final class Session {
         do {
             call = try Call(parsing: raw, limits: service.store.limits)
         } catch {
+            service.metrics.called(other: nil)
             send(error.reply, oneway: false)
             return
         }
         do throws(VarlinkError) {
             if let method = TetherMethod(qualifiedName: call.method) {
+                service.metrics.called(method)
                 // io.tether's methods are TetherMethod's cases (a test holds
                 // them equal to the IDL's), so resolving the name once is
                 // the whole of VarlinkService.check for them.
@@ -207,6 +213,7 @@ public final class Session {
                 if method.streams && !call.more { throw .expectedMore(call.method) }
                 try handleTether(method, call, grant)
             } else {
+                service.metrics.called(other: call.method)
                 try service.varlink.check(call, checkingParameters: false)
                 if call.method.hasPrefix(VarlinkError.serviceInterface) {
                     try handleService(call)
@@ -302,6 +309,10 @@ public final class Session {
         case .stats:
             _ = try StatsParameters(parameters: call.parameters, limits: limits)
             send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        case .metrics:
+            _ = try MetricsParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "read the daemon's metrics")
+            send(Reply(parameters: MetricsReply(text: service.metrics.text(service)).parameters), oneway: call.oneway)
         }
     }
 
@@ -347,6 +358,7 @@ public final class Session {
 
     /// Appends a reply (none for a oneway call) and queues the session.
     func send(_ reply: Reply, oneway: Bool) {
+        if let error = reply.error { service.metrics.failed(error) }
         guard !oneway else { return }
         do {
             try MessageEncoder.append(reply, to: &output)

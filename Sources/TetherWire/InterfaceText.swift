@@ -310,6 +310,16 @@ method Stats() -> (
   limits: Limits
 )
 
+# The daemon's metrics in Prometheus' text exposition format (version
+# 0.0.4), the text `tetherd --metrics` serves at GET /metrics: counters of
+# commits, calls and errors, connections, watches, group commits and fsync
+# times, the store's sizes and the revision (docs/daemon.md, "Metrics").
+# No state names unless the daemon runs with --metrics-names. Needs the
+# daemon's uid or root.
+method Metrics() -> (
+  text: string
+)
+
 # A precondition did not hold: the state's modified revision is actual
 # (0: it does not exist), not expected. index: the precondition's place.
 error RevisionMismatch (

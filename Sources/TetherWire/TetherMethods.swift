@@ -623,6 +623,25 @@ public struct NoParameters: WireStruct {
 }
 
 public typealias StatsParameters = NoParameters
+public typealias MetricsParameters = NoParameters
+
+/// io.tether.Metrics' reply: the Prometheus text.
+public struct MetricsReply: WireStruct {
+    public var text: String
+
+    public init(text: String) { self.text = text }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        text = try f.string("text")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("text", text)
+        return b.value
+    }
+}
 
 public struct StatsReply: WireStruct {
     public var revision: UInt64

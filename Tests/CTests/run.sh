@@ -259,6 +259,15 @@ if wanted graph_form_picture; then
   fi
 fi
 
+# tetherd's metrics scraped by a real Prometheus (Tests/metrics/
+# prometheus_test.py, docs/daemon.md "Metrics"). The daemon is the release
+# build whatever the mode: the plain run only.
+if [ -z "$mode" ] && wanted metrics_prometheus; then
+  found=1
+  run_one "metrics_prometheus" "$bindir/metrics_prometheus.log" \
+    python3 "$root/Tests/metrics/prometheus_test.py" "$tetherd" "$(dirname "$tetherd")/tetherctl"
+fi
+
 # The cases: one runner, one process per case.
 tests_exe="$bindir/tether-tests"
 tests_log="$bindir/tether-tests.build.log"

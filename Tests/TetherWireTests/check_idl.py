@@ -35,7 +35,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 EXPECTED = {
     "io.tether": {
         "methods": ["Get", "Set", "Remove", "Transaction", "List", "Describe", "Declare", "Watch", "Snapshot",
-                    "Compact", "Stats"],
+                    "Compact", "Stats", "Metrics"],
         "types": ["ValueType", "OpKind", "Op", "Precondition", "Range", "Descriptor", "StateInfo", "Entry",
                   "Change", "WatchEvent", "Limits", "Limit"],
         "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "StorageFull", "InvalidArgument", "Stale",
@@ -69,6 +69,7 @@ SAMPLES = {
     "io.tether.Snapshot": dict(path="/var/backups/tether.db"),
     "io.tether.Compact": dict(revision=30),
     "io.tether.Stats": dict(),
+    "io.tether.Metrics": dict(),
     "org.varlink.service.GetInfo": dict(),
     "org.varlink.service.GetInterfaceDescription": dict(interface="io.tether"),
 }
