@@ -52,6 +52,8 @@ public final class Service {
     }
 
     public var watchCount: Int { watchers.count }
+    /// The open watches, oldest first (WatcherList.swift).
+    func watcherSessions() -> [Watcher] { watchers }
 
     /// A new connection from `peer`. A peer that may not connect (no
     /// grant, or over its uid's caps) gets a session that is refused

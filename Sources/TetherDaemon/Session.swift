@@ -309,6 +309,10 @@ public final class Session {
         case .stats:
             _ = try StatsParameters(parameters: call.parameters, limits: limits)
             send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        case .watchers:
+            let p = try WatchersParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "list who watches what")
+            send(Reply(parameters: service.watcherList(prefix: p.prefix).parameters), oneway: call.oneway)
         case .metrics:
             _ = try MetricsParameters(parameters: call.parameters, limits: limits)
             try mayMaintain(grant, "read the daemon's metrics")

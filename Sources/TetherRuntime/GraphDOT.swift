@@ -142,25 +142,5 @@ enum DOTWriter {
         out += "tether_edge=\(quoted(edge))];\n"
     }
 
-    /// A DOT quoted string. Names are user data: a quote or backslash is
-    /// escaped (a lone backslash would start a label escape such as \N), a
-    /// newline becomes DOT's \n (a line break in the label), other control
-    /// characters are written as visible \u{...} text.
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += "\\\\u{" + String(scalar.value, radix: 16) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    static func quoted(_ s: String) -> String { DOTText.quoted(s) }
 }

@@ -30,7 +30,7 @@ struct Tetherctl: ParsableCommand {
               5  no such state, or nothing at the path (io.tether.NotFound)
             """,
         subcommands: [Get.self, SetCommand.self, Rm.self, List.self, Watch.self, Tx.self,
-                      Describe.self, Declare.self, Snapshot.self, Compact.self, Stats.self, MetricsCommand.self, Info.self]
+                      Describe.self, Declare.self, Snapshot.self, Compact.self, Stats.self, MetricsCommand.self, GraphCommand.self, Info.self]
     )
 
     // Given before the subcommand (tetherctl --address unix:/x get a), the
