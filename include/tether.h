@@ -846,8 +846,9 @@ typedef struct tether_trace_source {
 typedef struct tether_trace_event {
   int kind;                              /* TETHER_TRACE_* */
   uint64_t reader;                       /* the computed's or effect's id */
-  bool first_run;                        /* never evaluated, or lost a freed
-                                            source: no source to blame */
+  bool first_run;                        /* its first run: a computed never
+                                            evaluated, an effect that has
+                                            read nothing yet */
   size_t source_count;
   const tether_trace_source_t *sources;  /* the sources that changed, in the
                                             order they were read */
@@ -858,10 +859,13 @@ typedef struct tether_trace_event {
 
 /* Gets each traced run. The event and everything it points to are borrowed:
  * valid only until the call returns. Called on the thread about to
- * recompute or run, right before the compute or effect callback, as a
- * callback: never concurrently with other callbacks, and it must not write
- * states (TETHER_EBUSY). Reading the reader itself from here is
- * TETHER_ECYCLE (it is being evaluated); freeing it cancels the run. */
+ * recompute or run, right before the compute or effect callback (after an
+ * effect's cleanups), as a callback: never concurrently with other
+ * callbacks, and it must not write states (a write fails: TETHER_EBUSY in
+ * a recompute's report, TETHER_ELOOP in an effect run's). Its reads are not
+ * recorded as the reader's dependencies. Reading the computed being
+ * recomputed from here is TETHER_ECYCLE (it is being evaluated); freeing
+ * the reader cancels the run. */
 typedef void (*tether_trace_fn)(const tether_trace_event_t *event, void *user_data);
 
 /* tether_runtime_trace modes. */

@@ -12,7 +12,8 @@
  *  - TETHER_TRACE_MARKED: only the marked effect is reported;
  *  - destroy runs once when the trace is replaced, turned off, or the
  *    runtime freed; the trace callback may free the effect it reports
- *    (the run is cancelled);
+ *    (the run is cancelled); its writes fail (TETHER_EBUSY in a
+ *    recompute's report, TETHER_ELOOP in an effect's) and change nothing;
  *  - the default (fn NULL): one line on stderr naming what changed.
  */
 #include <pthread.h>
@@ -239,9 +240,19 @@ static void doomed_body(tether_effect_t e, void *user_data) {
   tether_state_get_bool(agreed, &yes);
   doomed_runs++;
 }
+static int write_rc[2];
 static void free_reader(const tether_trace_event_t *e, void *user_data) {
   (void)user_data;
+  /* A write from here is refused, whatever is being reported. */
+  write_rc[e->kind == TETHER_TRACE_RECOMPUTE] = tether_state_set_bool(agreed, false);
   if (e->reader == doomed.id && !e->first_run) CHECK_OK(tether_effect_free(doomed));
+}
+
+static int compute_not_agreed(tether_value_t *result, void *user_data) {
+  (void)user_data;
+  bool yes = false;
+  int rc = tether_state_get_bool(agreed, &yes);
+  return rc != TETHER_OK ? rc : tether_value_set_bool(result, !yes);
 }
 
 TEST_CASE(trace_callback_frees_the_reader) {
@@ -253,6 +264,15 @@ TEST_CASE(trace_callback_frees_the_reader) {
   CHECK_OK(tether_runtime_trace(rt, TETHER_TRACE_ALL, free_reader, NULL, NULL));
   CHECK_OK(tether_effect_new(rt, TETHER_EFFECT_SYNC, doomed_body, NULL, NULL, count_destroy, &doomed));
   CHECK_INT_EQ(doomed_runs, 1);
+  CHECK_INT_EQ(write_rc[0], TETHER_ELOOP); /* from the effect's first report */
+  tether_computed_t not_agreed;
+  bool b = false;
+  CHECK_OK(tether_computed_new(rt, compute_not_agreed, NULL, NULL, &not_agreed));
+  CHECK_OK(tether_computed_get_bool(not_agreed, &b));
+  CHECK(b);
+  CHECK_INT_EQ(write_rc[1], TETHER_EBUSY); /* from the recompute's report */
+  CHECK_OK(tether_state_get_bool(agreed, &b));
+  CHECK(!b); /* neither write changed it */
   CHECK_OK(tether_state_set_bool(agreed, true));
   CHECK_INT_EQ(doomed_runs, 1); /* cancelled */
   CHECK_INT_EQ(destroyed, 1);
