@@ -44,8 +44,10 @@ public final class Metrics {
     // MARK: Counting (loop thread)
 
     func called(_ method: TetherMethod) {
-        calls[TetherMethod.allCases.firstIndex(of: method)!] &+= 1
+        // A stored list: `allCases` builds an array each time it is read.
+        calls[Metrics.methods.firstIndex(of: method)!] &+= 1
     }
+    private static let methods = TetherMethod.allCases
 
     /// A call that is not io.tether's (or not a call at all).
     func called(other name: String?) {
