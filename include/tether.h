@@ -376,6 +376,33 @@ int tether_runtime_fd(tether_runtime_t rt, int *out);
  * value (a "commit"). Errors: TETHER_ESTALE, TETHER_EINVAL. */
 int tether_runtime_revision(tether_runtime_t rt, uint64_t *out);
 
+/* The runtime's graph now, as Graphviz DOT text (`dot -Tpng` draws it),
+ * written into buf snprintf-style (see conventions): the caller owns the
+ * buffer, so there is no free function to pair with it. The graph may grow
+ * between a sizing call (size 0) and the next, so loop until *len < size:
+ *
+ *     size_t len = 0, size = 0; char *buf = NULL;
+ *     tether_runtime_graph_dot(rt, NULL, 0, &len);
+ *     do { size = len + 1; buf = realloc(buf, size);
+ *          tether_runtime_graph_dot(rt, buf, size, &len); } while (len >= size);
+ *
+ * Nodes: states, computeds, effects, trackings, observers, bindings and
+ * scopes, each with its handle ("0x...") as DOT id; labelled with the
+ * state's descriptor name when one is set, else kind and handle. Edges go
+ * from what is read to its reader, labelled with the JSON Pointer read (no
+ * label: the whole value); a scope's (or an effect run's) "owns" edges are
+ * dotted. A computed, effect or tracking that is stale, never evaluated,
+ * queued or failed is drawn dashed and red, with the word in its label.
+ * The same facts are in attributes for programs (dot -Tjson keeps them):
+ * tether_kind, tether_handle, tether_name, tether_marks on nodes;
+ * tether_edge ("reads", "observes", "binds", "owns") and tether_pointer on
+ * edges. Names are escaped (quotes, backslashes, newlines, control
+ * characters), so any name gives valid DOT.
+ * Any thread, and from inside any callback (the shape is copied under the
+ * runtime's lock, then written without it).
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (buf NULL with size > 0). */
+int tether_runtime_graph_dot(tether_runtime_t rt, char *buf, size_t size, size_t *len);
+
 /* ------------------------------------------------------------------------ */
 /* States                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -797,6 +824,79 @@ typedef void (*tether_effect_error_fn)(tether_effect_t effect, int code, const c
  * handler is replaced or the runtime is freed. Errors: TETHER_ESTALE. */
 int tether_runtime_on_effect_error(tether_runtime_t rt, tether_effect_error_fn fn, void *user_data,
                                    tether_destroy_fn destroy);
+
+/* ------------------------------------------------------------------------ */
+/* Tracing: why did this run                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* One source of a traced run that changed since the reader last read it. */
+typedef struct tether_trace_source {
+  uint64_t handle;          /* the state's (tether_state_t) or computed's
+                               (tether_computed_t) id */
+  bool is_computed;         /* handle names a computed, not a state */
+  const char *name;         /* the state's descriptor name, or NULL */
+  const char *pointer;      /* the JSON Pointer read; "" for the whole value */
+  uint64_t revision_before; /* the runtime revision when the reader last ran
+                               while traced (0: its first traced run) */
+  uint64_t revision_after;  /* the revision of the state's latest change; for
+                               a computed source, the runtime revision now */
+} tether_trace_source_t;
+
+/* tether_trace_event_t.kind */
+#define TETHER_TRACE_RECOMPUTE 1  /* a computed is about to be recomputed */
+#define TETHER_TRACE_EFFECT_RUN 2 /* an effect is about to run */
+
+/* A recompute or effect run about to happen, and why (MobX's trace()). */
+typedef struct tether_trace_event {
+  int kind;                              /* TETHER_TRACE_* */
+  uint64_t reader;                       /* the computed's or effect's id */
+  bool first_run;                        /* its first run: a computed never
+                                            evaluated, an effect that has
+                                            read nothing yet */
+  size_t source_count;
+  const tether_trace_source_t *sources;  /* the sources that changed, in the
+                                            order they were read */
+  const char *tag;                       /* the transaction's tag, or NULL */
+  uint64_t origin;                       /* the transaction's origin (0: none) */
+  uint64_t revision;                     /* the runtime revision now */
+} tether_trace_event_t;
+
+/* Gets each traced run. The event and everything it points to are borrowed:
+ * valid only until the call returns. Called on the thread about to
+ * recompute or run, right before the compute or effect callback (after an
+ * effect's cleanups), as a callback: never concurrently with other
+ * callbacks, and it must not write states (a write fails: TETHER_EBUSY in
+ * a recompute's report, TETHER_ELOOP in an effect run's). Its reads are not
+ * recorded as the reader's dependencies. Reading the computed being
+ * recomputed from here is TETHER_ECYCLE (it is being evaluated); freeing
+ * the reader cancels the run. */
+typedef void (*tether_trace_fn)(const tether_trace_event_t *event, void *user_data);
+
+/* tether_runtime_trace modes. */
+#define TETHER_TRACE_OFF 0u    /* no tracing (the default) */
+#define TETHER_TRACE_ALL 1u    /* every recompute and effect run */
+#define TETHER_TRACE_MARKED 2u /* only computeds and effects marked with
+                                  tether_computed_trace / tether_effect_trace */
+
+/* Turns tracing of rt on or off. With fn NULL (and a mode other than OFF),
+ * each run prints one line on stderr:
+ *   tether: trace: effect 0x... ran at revision 12: state 'form' 0x... at
+ *   /email changed (revision 3 -> 12); transaction 'undo' origin 7
+ * A recompute pulled by a callback's read carries the cause of that
+ * callback. Off, tracing costs nothing measurable (docs/performance.md:
+ * one test per recompute and effect run). destroy (may be NULL) runs once
+ * with user_data when the trace is replaced or turned off or the runtime is
+ * freed (with TETHER_TRACE_OFF: at once). Trackings are not traced.
+ * Errors: TETHER_ESTALE, TETHER_EINVAL (unknown mode; destroy is not called). */
+int tether_runtime_trace(tether_runtime_t rt, unsigned mode, tether_trace_fn fn, void *user_data,
+                         tether_destroy_fn destroy);
+
+/* Marks (on) or unmarks a computed for TETHER_TRACE_MARKED. Errors:
+ * TETHER_ESTALE. */
+int tether_computed_trace(tether_computed_t c, bool on);
+/* Marks (on) or unmarks an effect for TETHER_TRACE_MARKED. Errors:
+ * TETHER_ESTALE. */
+int tether_effect_trace(tether_effect_t e, bool on);
 
 /* The error of the effect's last run: *code gets TETHER_OK when it
  * succeeded (or it is not a fallible effect) and buf its message

@@ -4,6 +4,8 @@
 #  - libuv's headers and pkg-config file (Debian/Ubuntu: libuv1-dev) and
 #    pkg-config itself: installed with apt-get when missing (as root, or
 #    through sudo when that exists);
+#  - Graphviz (dot), which the graph pictures' tests read them back with,
+#    and Prometheus, which the metrics test scrapes tetherd with;
 #  - a Swift toolchain (swift on PATH): only checked; it is not an apt
 #    package, so this says where to get it;
 #  - mandoc, groff-base and man-db, with which `make check-install` checks
@@ -37,6 +39,16 @@ fi
 command -v mandoc >/dev/null 2>&1 || need_apt+=(mandoc)
 command -v groff >/dev/null 2>&1 || need_apt+=(groff-base)
 command -v man >/dev/null 2>&1 || need_apt+=(man-db)
+
+# Graphviz: the graph pictures' test reads them back with `dot -Tjson`
+# (Tests/graph, Tests/CTests/graph_dot.c).
+if ! command -v dot >/dev/null 2>&1; then
+  need_apt+=(graphviz)
+fi
+# Prometheus: the metrics test scrapes a test tetherd with it (Tests/metrics).
+if ! command -v prometheus >/dev/null 2>&1; then
+  need_apt+=(prometheus)
+fi
 
 # etcd: the etcd backend's tests start a 3-member cluster of Debian's
 # etcd on loopback (scripts/etcd-cluster.sh); the protocol code is
@@ -78,6 +90,14 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import varlink' >/dev/nul
   say "missing: the Python varlink package; running: python3 -m pip install varlink"
   python3 -m pip install -q varlink >/dev/null 2>&1 ||
     say "warning: pip could not install varlink; the protocol's Python tests will be skipped"
+fi
+
+# prometheus_client: the metrics test reads tetherd's exposition with its
+# parser (Tests/metrics/prometheus_test.py).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+  say "missing: the Python prometheus_client package; running: python3 -m pip install prometheus_client"
+  python3 -m pip install -q prometheus_client >/dev/null 2>&1 ||
+    say "warning: pip could not install prometheus_client; the metrics test will be skipped"
 fi
 
 # numpy: the hostile-peer test (Tests/hostile) computes 40,000 member

@@ -78,3 +78,11 @@ public func tether_runtime_revision(_ rt: tether_runtime_t, _ out: UnsafeMutable
     guard let out else { return nullOut("tether_runtime_revision") }
     return call("tether_runtime_revision", .runtime, rt.id) { () throws(TetherError) in out.pointee = try Runtimes.revision(rt.id) }
 }
+
+@_cdecl("tether_runtime_graph_dot")
+public func tether_runtime_graph_dot(_ rt: tether_runtime_t, _ buf: UnsafeMutablePointer<CChar>?, _ size: Int,
+                                     _ len: UnsafeMutablePointer<Int>?) -> Int32 {
+    call("tether_runtime_graph_dot", .runtime, rt.id) { () throws(TetherError) in
+        try copyOutString(try Runtimes.graphDOT(rt.id), buf, size, len)
+    }
+}

@@ -65,6 +65,11 @@ open class DerivedBody {
     /// Effect: whether it has a cleanup to call before each re-run. Stored,
     /// not overridden: it is asked on every effect run.
     public final let hasCleanup: Bool
+    /// Its recomputes or runs are reported first (GraphTrace.swift): set
+    /// only while tracing is on for it, tested by the owner's `callCompute`
+    /// and `callBody` (a byte beside the flags above: the body stays 98
+    /// bytes, and the graph's own hot paths are untouched).
+    public final internal(set) var traced = false
     /// A fallible effect: a failing first SYNC run fails its creation.
     /// Set before the body is shared: it makes `extras` then, so a run on
     /// another thread never has to (`runFailure`).

@@ -209,6 +209,13 @@ open class Graph {
     /// Runs a user callback; alone (tests) it just calls. The owner
     /// overrides `callOut` instead (see there). Tests set it to watch calls.
     public var gate: (_ round: UInt32, _ cause: Cause, _ body: () -> Void) -> Bool = { _, _, body in body(); return true }
+    /// Tracing (GraphTrace.swift); traced nodes' bodies carry `DerivedBody.traced`.
+    var traceMode: TraceMode = .off
+    var traceSink: ((TraceEvent) -> Void)?
+    /// Nodes marked for `TraceMode.marked`: index -> generation.
+    var tracedNodes: [UInt32: UInt32] = [:]
+    /// The revision at each traced node's last traced run.
+    var traceRevisions: [UInt32: UInt64] = [:]
     /// Levels of the pull's recursion on this thread now (`updateNeeded`).
     var pullDepth = 0
     /// The iterative pull's frames (`pullIteratively`), innermost last.
@@ -237,6 +244,7 @@ open class Graph {
     /// Returns false when refused; `failure` is set when the compute failed.
     /// The runtime overrides it to call a C compute function directly.
     open func callCompute(_ body: DerivedBody, _ result: inout Value, _ failure: inout TetherError?) -> Bool {
+        if body.traced && !traceEvaluation(.recompute, cause: Cause()) { return true }
         guard let compute = body.compute else { return true }
         return gate(maxRounds, Cause()) { failure = compute(&result) }
     }
@@ -260,7 +268,8 @@ open class Graph {
     /// `callOut` does. The runtime overrides it to call the body without a
     /// closure in between (profiled: ~15 instructions per effect run).
     open func callBody(_ body: DerivedBody, _ revision: UInt64, _ round: UInt32, _ cause: Cause) -> Bool {
-        callOut(round, cause) { body.runBody(revision) }
+        if body.traced && !traceEvaluation(.effectRun, cause: cause) { return true }
+        return callOut(round, cause) { body.runBody(revision) }
     }
     var generations: GenerationCounter
     var nextSequence: UInt64 = 0

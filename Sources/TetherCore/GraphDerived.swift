@@ -36,6 +36,7 @@ extension Graph {
         }
         nextSequence &+= 1
         liveDerived += 1
+        if traceMode != .off { markTraced(index) }
         if kind == .effect { enqueueDerived(index, round: 0) }  // its first run
         return DerivedID(index: UInt32(index), generation: generation)
     }

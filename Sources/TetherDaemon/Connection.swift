@@ -117,6 +117,7 @@ final class Connection {
         if (readingStopped || session.inputWaits) && !session.isBackedUp { daemon.resumeLater(self) }
         if queuedBytes > Connection.maxQueuedBytes {
             daemon.log.event("slow-peer", "peer" => session.peer.description, "unwritten" => "\(queuedBytes)")
+            daemon.service.metrics.cutOffPeers &+= 1
             close()
             return
         }

@@ -20,12 +20,17 @@ public final class Daemon {
         public var progressInterval: UInt64
         /// Log every connection and disconnection, not only problems.
         public var verbose: Bool
+        /// Serve GET /metrics at this TCP address ("127.0.0.1:9464"); nil:
+        /// no metrics server (MetricsServer.swift).
+        public var metrics: String?
 
-        public init(address: DaemonAddress, listenFD: Int32? = nil, progressInterval: UInt64 = 5000, verbose: Bool = false) {
+        public init(address: DaemonAddress, listenFD: Int32? = nil, progressInterval: UInt64 = 5000, verbose: Bool = false,
+                    metrics: String? = nil) {
             self.address = address
             self.listenFD = listenFD
             self.progressInterval = progressInterval
             self.verbose = verbose
+            self.metrics = metrics
         }
     }
 
@@ -50,6 +55,10 @@ public final class Daemon {
     /// its path still names the inode bound: SocketFile).
     private var ownedSocket: SocketFile?
     private var stopping = false
+    /// `--metrics`: the HTTP endpoint Prometheus scrapes.
+    private var metricsServer: MetricsServer?
+    /// Where the metrics server listens ("127.0.0.1:PORT"), nil without one.
+    public var metricsAddress: String? { metricsServer?.boundAddress }
     /// Whether `run` ended and closed the loop: only then do the handles
     /// belong to nobody and can be freed (deinit).
     public private(set) var loopClosed = false
@@ -106,6 +115,11 @@ public final class Daemon {
         uv_timer_start(idleTimer, { handle in
             Unmanaged<Daemon>.fromOpaque(handle!.pointee.data).takeUnretainedValue().service.idleTick()
         }, interval, interval)
+        if let address = options.metrics {
+            metricsServer = try MetricsServer(loop: loop, address: address, log: service.log) { [unowned self] in
+                self.service.metrics.text(self.service)
+            }
+        }
         // A shared ledger follows its commits on this loop from now on.
         try service.store.ledger?.attach(loop: loop, store: service.store, log: service.log)
         for (handle, number) in [(sigterm, SIGTERM), (sigint, SIGINT)] {
@@ -160,6 +174,7 @@ public final class Daemon {
             uv_close(handle.assumingMemoryBound(to: uv_handle_t.self), nil)
         }
         for connection in connections.values { connection.close() }
+        metricsServer?.close()
         ownedSocket?.remove()
     }
 

@@ -149,6 +149,10 @@ public final class GroupCommitter: CommitSink {
         mutex.deallocate()
     }
 
+    /// Where group sizes and fsync times are counted (set once, before
+    /// the first commit; Metrics.swift).
+    public var metrics: Metrics?
+
     /// Who is told, on the sync thread, that a group is durable.
     public func setNotify(_ notify: (() -> Void)?) {
         pthread_mutex_lock(mutex)
@@ -289,17 +293,28 @@ public final class GroupCommitter: CommitSink {
     private func syncHere() throws(GroupFailure) {
         if let split {
             try commitGroup(split)
-            do { try split.makeDurable() } catch { GroupCommitter.stop("the store failed to sync", error) }
+            do { try timed { try split.makeDurable() } } catch { GroupCommitter.stop("the store failed to sync", error) }
         } else if let store = inner as? SplitSyncSink {
             try commitGroup(store)
-            do { try store.makeDurable() } catch { GroupCommitter.stop("the store failed to sync", error) }
+            do { try timed { try store.makeDurable() } } catch { GroupCommitter.stop("the store failed to sync", error) }
         } else {
             do { try inner.sync() } catch { open = 0; throw GroupFailure(underlying: error) }
         }
+        metrics?.grouped(open)
         newestWasLone = open == 1
         open = 0
         submitted += 1
         completed = submitted
+    }
+
+    /// Runs an fsync, counting how long it took when metrics are kept.
+    private func timed(_ sync: () throws -> Void) throws {
+        guard let metrics else { return try sync() }
+        var start = timespec(), end = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        try sync()
+        clock_gettime(CLOCK_MONOTONIC, &end)
+        metrics.synced(seconds: Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) / 1e9)
     }
 
     /// The COMMIT of the open group. A failure before the COMMIT took (the
@@ -321,6 +336,7 @@ public final class GroupCommitter: CommitSink {
     /// Commits the open group and hands it to the sync thread.
     private func submit() throws(GroupFailure) {
         try commitGroup(split!)
+        metrics?.grouped(open)
         newestWasLone = open == 1
         open = 0
         submitted += 1
@@ -351,7 +367,7 @@ public final class GroupCommitter: CommitSink {
             let group = requested
             pthread_mutex_unlock(mutex)
             do {
-                try split!.makeDurable()
+                try timed { try split!.makeDurable() }
             } catch {
                 // Replies wait for this group: none can be sent truthfully.
                 // The daemon stops; the store decides what survives.

@@ -23,6 +23,8 @@ public final class Service {
     /// The store's pipelined group commit, when it has one (a durable
     /// store; nil for `--memory` and for stores synced by hand in tests).
     public let committer: GroupCommitter?
+    /// What `--metrics` and io.tether.Metrics report (Metrics.swift).
+    public let metrics = Metrics()
     /// Whether a Set of the common shape skips the generic parse
     /// (`SimpleSetCall`). Off only to compare the two paths' replies
     /// (SimpleSetCallTests, the fuzzer).
@@ -45,10 +47,13 @@ public final class Service {
         self.log = log
         admission = Admission(limits: limits, owner: policy.owner)
         committer = store.sink as? GroupCommitter
+        committer?.metrics = metrics
         store.onCommit = { [unowned self] commit in self.publish(commit) }
     }
 
     public var watchCount: Int { watchers.count }
+    /// The open watches, oldest first (WatcherList.swift).
+    func watcherSessions() -> [Watcher] { watchers }
 
     /// A new connection from `peer`. A peer that may not connect (no
     /// grant, or over its uid's caps) gets a session that is refused
@@ -58,11 +63,13 @@ public final class Service {
         let grant = policy.grant(for: peer)
         let decision = admission.admit(peer, granted: grant != nil)
         connectionCount += 1
+        metrics.connectionsTotal &+= 1
         guard case .refused(let error) = decision else {
             admission.opened(peer.uid)
             return Session(service: self, peer: peer, grant: grant, admitted: true)
         }
         let session = Session(service: self, peer: peer, grant: nil, admitted: false)
+        metrics.refusedPeers &+= 1
         if let count = admission.shouldLogRefusal(of: peer.uid) {
             let reason = grant == nil ? "neither the daemon's uid, nor root, nor granted by the configuration" : error.detail
             log.event("refused", "peer" => peer.description, "reason" => reason, "refusals" => "\(count)")
@@ -237,6 +244,7 @@ public final class Service {
         let w = Watcher(session: session, parameters: p)
         session.watcher = w
         watchers.append(w)
+        metrics.watchersTotal &+= 1
         let now = store.revision
         if let from = p.fromRevision {
             let sameEpoch = p.epoch == nil || p.epoch == store.epoch
@@ -250,6 +258,7 @@ public final class Service {
                 return
             }
             snapshot(w, resync: true)
+            metrics.resyncs &+= 1
             log.event("watch-resync", "peer" => session.peer.description, "from" => "\(from)",
                       "oldest" => "\(store.oldestRevision)", "epoch" => p.epoch ?? "")
             return
@@ -419,6 +428,7 @@ public final class Service {
     }
 
     private func publish(_ commit: Commit) {
+        metrics.committed(commit)
         let store = self.store
         // Most watchers get the commit's changes as they are: their reply
         // is the same bytes, encoded once (profiled: encoding per watcher

@@ -167,7 +167,10 @@ public final class Session {
 
     /// Closes once the pending output is written.
     func close(_ reason: String) {
-        if closeReason == nil { closeReason = reason }
+        if closeReason == nil {
+            closeReason = reason
+            service.metrics.cutOffPeers &+= 1
+        }
         service.queue(self)
     }
 
@@ -189,6 +192,7 @@ public final class Session {
         // `service` is a reference count check and pair (~25 instructions).
         let service = self.service
         if service.simpleCalls, let grant, let set = SimpleSetCall.parse(raw, maxDepth: service.store.limits.maxDepth) {
+            service.metrics.called(.set)
             handleSimpleSet(set, grant, service)
             return
         }
@@ -199,11 +203,13 @@ public final class Session {
         do {
             call = try Call(parsing: raw, limits: service.store.limits)
         } catch {
+            service.metrics.called(other: nil)
             send(error.reply, oneway: false)
             return
         }
         do throws(VarlinkError) {
             if let method = TetherMethod(qualifiedName: call.method) {
+                service.metrics.called(method)
                 // io.tether's methods are TetherMethod's cases (a test holds
                 // them equal to the IDL's), so resolving the name once is
                 // the whole of VarlinkService.check for them.
@@ -213,6 +219,7 @@ public final class Session {
                 if method.streams && !call.more { throw .expectedMore(call.method) }
                 try handleTether(method, call, grant)
             } else {
+                service.metrics.called(other: call.method)
                 try service.varlink.check(call, checkingParameters: false)
                 if call.method.hasPrefix(VarlinkError.serviceInterface) {
                     try handleService(call)
@@ -320,6 +327,14 @@ public final class Session {
         case .stats:
             _ = try StatsParameters(parameters: call.parameters, limits: limits)
             send(Reply(parameters: service.stats().parameters), oneway: call.oneway)
+        case .watchers:
+            let p = try WatchersParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "list who watches what")
+            send(Reply(parameters: service.watcherList(prefix: p.prefix).parameters), oneway: call.oneway)
+        case .metrics:
+            _ = try MetricsParameters(parameters: call.parameters, limits: limits)
+            try mayMaintain(grant, "read the daemon's metrics")
+            send(Reply(parameters: MetricsReply(text: service.metrics.text(service)).parameters), oneway: call.oneway)
         }
     }
 
@@ -401,6 +416,7 @@ public final class Session {
 
     /// Appends a reply (none for a oneway call) and queues the session.
     func send(_ reply: Reply, oneway: Bool) {
+        if let error = reply.error { service.metrics.failed(error) }
         guard !oneway else { return }
         do {
             try MessageEncoder.append(reply, to: &output)

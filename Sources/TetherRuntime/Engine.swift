@@ -37,6 +37,8 @@ import TetherCore
     /// or the runtime is freed.
     var effectErrorHandler: ((UInt64, TetherError) -> Void)?
     var effectErrorHandlerRelease: (() -> Void)?
+    /// The release of the trace handler's user data (EngineTrace.swift).
+    var traceHandlerRelease: (() -> Void)?
 
     /// Set once by tether_runtime_free; every call checks it under `lock`.
     @usableFromInline var dead = false

@@ -44,6 +44,13 @@ struct HandleTable<T> {
         return value
     }
 
+    /// Calls `body` with the index, generation and value of every entry.
+    func forEach(_ body: (UInt32, UInt32, T) -> Void) {
+        for i in slots.indices {
+            if let value = slots[i].value { body(UInt32(i), slots[i].generation, value) }
+        }
+    }
+
     /// Empties the table, returning what it held.
     mutating func removeAll() -> [T] {
         let values = slots.compactMap(\.value)

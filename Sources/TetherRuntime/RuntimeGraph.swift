@@ -38,6 +38,8 @@ import TetherCore
     }
 
     override func callBody(_ body: DerivedBody, _ revision: UInt64, _ round: UInt32, _ cause: Cause) -> Bool {
+        // Tracing (GraphTrace.swift): a freed effect is not run.
+        if body.traced && !traceEvaluation(.effectRun, cause: cause) { return true }
         // Only fallible effects fail: one check for the rest.
         let fallible = body.reportsToCreator
         let ran = asCallback(round, cause) {
@@ -108,6 +110,8 @@ import TetherCore
     }
 
     override func callCompute(_ body: DerivedBody, _ result: inout Value, _ failure: inout TetherError?) -> Bool {
+        // Tracing (GraphTrace.swift): a freed computed is not computed.
+        if body.traced && !traceEvaluation(.recompute, cause: Cause()) { return true }
         if let fn = body.computeFunction {
             return asCallback(maxRounds, Cause()) {
                 let failuresBefore = tether_internal_error_count()

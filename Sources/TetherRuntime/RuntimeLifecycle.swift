@@ -201,6 +201,9 @@ extension Engine {
         let handlerRelease = effectErrorHandlerRelease
         effectErrorHandler = nil
         effectErrorHandlerRelease = nil
+        let traceRelease = traceHandlerRelease
+        traceHandlerRelease = nil
+        graph.setTrace(.off, sink: nil)
         contexts = [:]
         _ = scopes.removeAll()
         lock.unlock()
@@ -208,6 +211,7 @@ extension Engine {
         for sink in sinks { sink.runRelease() }
         for body in bodies { body.finish() }
         handlerRelease?()
+        traceRelease?()
         for record in bindings where record.ownsSource {
             if case let .custom(_, setter) = record.source { setter.release() }
         }

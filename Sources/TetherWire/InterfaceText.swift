@@ -312,6 +312,41 @@ method Stats() -> (
   limits: Limits
 )
 
+# The daemon's metrics in Prometheus' text exposition format (version
+# 0.0.4), the text `tetherd --metrics` serves at GET /metrics: counters of
+# commits, calls and errors, connections, watches, group commits and fsync
+# times, the store's sizes and the revision (docs/daemon.md, "Metrics").
+# No state names unless the daemon runs with --metrics-names. Needs the
+# daemon's uid or root.
+method Metrics() -> (
+  text: string
+)
+
+# A watching connection in a Watchers reply: the process behind it (its
+# pid and uid from the socket's credentials; its command name from
+# /proc/PID/comm, read when listed, "" when the process is gone) and what
+# its Watch asked for (a remote state's process watches its names).
+type WatcherInfo (
+  pid: int,
+  uid: int,
+  command: string,
+  names: []string,
+  prefix: ?string,
+  path: ?string
+)
+
+# Which processes watch which states: the connections with a Watch open.
+# prefix: only watches of a name starting with it, or of a prefix that
+# overlaps it (one starts with the other). At most 1000 watchers, and
+# their names up to a quarter of the reply limit: truncated says some were
+# left out. Needs the daemon's uid or root.
+method Watchers(
+  prefix: ?string
+) -> (
+  watchers: []WatcherInfo,
+  truncated: bool
+)
+
 # A precondition did not hold: the state's modified revision is actual
 # (0: it does not exist), not expected. index: the precondition's place.
 error RevisionMismatch (

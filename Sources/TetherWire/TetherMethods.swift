@@ -623,6 +623,115 @@ public struct NoParameters: WireStruct {
 }
 
 public typealias StatsParameters = NoParameters
+public typealias MetricsParameters = NoParameters
+
+// MARK: Watchers
+
+public struct WatchersParameters: WireStruct, Equatable {
+    public var prefix: String?
+
+    public init(prefix: String? = nil) { self.prefix = prefix }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        try f.rejectUnknown(["prefix"])
+        prefix = try f.optionalString("prefix")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("prefix", prefix)
+        return b.value
+    }
+}
+
+/// One watching connection (io.tether `WatcherInfo`).
+public struct WatcherInfo: WireStruct, Equatable {
+    public var pid: Int64
+    public var uid: Int64
+    public var command: String
+    public var names: [String]
+    public var prefix: String?
+    public var path: String?
+
+    public init(pid: Int64, uid: Int64, command: String, names: [String], prefix: String?, path: String?) {
+        self.pid = pid
+        self.uid = uid
+        self.command = command
+        self.names = names
+        self.prefix = prefix
+        self.path = path
+    }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        guard let pid = try f.optionalInt("pid"), let uid = try f.optionalInt("uid") else {
+            throw .invalidParameter(f.name("pid"), "pid and uid are required")
+        }
+        self.pid = pid
+        self.uid = uid
+        command = try f.string("command")
+        _ = try f.array("names")
+        names = try f.optionalStrings("names") ?? []
+        prefix = try f.optionalString("prefix")
+        path = try f.optionalString("path")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("pid", int: pid)
+        b.set("uid", int: uid)
+        b.set("command", command)
+        b["names"] = .array(names.map(Value.string))
+        b.set("prefix", prefix)
+        b.set("path", path)
+        return b.value
+    }
+}
+
+public struct WatchersReply: WireStruct, Equatable {
+    public var watchers: [WatcherInfo]
+    public var truncated: Bool
+
+    public init(watchers: [WatcherInfo], truncated: Bool) {
+        self.watchers = watchers
+        self.truncated = truncated
+    }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        _ = try f.array("watchers")
+        watchers = try f.structs("watchers") { (v, p) throws(VarlinkError) in
+            try WatcherInfo(from: v, limits: limits, parameter: p)
+        } ?? []
+        truncated = try f.bool("truncated")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b["watchers"] = .array(watchers.map(\.wireValue))
+        b.set("truncated", truncated)
+        return b.value
+    }
+}
+
+/// io.tether.Metrics' reply: the Prometheus text.
+public struct MetricsReply: WireStruct {
+    public var text: String
+
+    public init(text: String) { self.text = text }
+
+    public init(from value: Value, limits: Limits, parameter: String) throws(VarlinkError) {
+        let f = try Fields(value, parameter: parameter)
+        text = try f.string("text")
+    }
+
+    public var wireValue: Value {
+        var b = ObjectBuilder()
+        b.set("text", text)
+        return b.value
+    }
+}
 
 public struct StatsReply: WireStruct {
     public var revision: UInt64

@@ -45,7 +45,7 @@ extension WireStruct {
 public enum TetherMethod: String, Sendable, CaseIterable {
     case get = "Get", set = "Set", remove = "Remove", transaction = "Transaction", list = "List"
     case describe = "Describe", declare = "Declare", watch = "Watch", snapshot = "Snapshot", compact = "Compact"
-    case stats = "Stats"
+    case stats = "Stats", metrics = "Metrics", watchers = "Watchers"
 
     /// "io.tether.Get".
     public var qualifiedName: String { VarlinkError.tetherInterface + "." + rawValue }

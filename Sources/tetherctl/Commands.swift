@@ -30,7 +30,7 @@ struct Tetherctl: ParsableCommand {
               5  no such state, or nothing at the path (io.tether.NotFound)
             """,
         subcommands: [Get.self, SetCommand.self, Rm.self, List.self, Watch.self, Tx.self,
-                      Describe.self, Declare.self, Snapshot.self, Compact.self, Stats.self, Info.self]
+                      Describe.self, Declare.self, Snapshot.self, Compact.self, Stats.self, MetricsCommand.self, GraphCommand.self, Info.self]
     )
 
     // Given before the subcommand (tetherctl --address unix:/x get a), the
@@ -505,6 +505,22 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         try global.print(try global.call("io.tether.Stats", reply: StatsReply.self))
+    }
+}
+
+struct MetricsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "metrics",
+        abstract: "Print the daemon's metrics in Prometheus' text format (io.tether.Metrics).",
+        discussion: """
+            The same text `tetherd --metrics ADDRESS` serves at GET /metrics, for hosts             where nothing scrapes it (docs/daemon.md, "Metrics"). Needs the daemon's uid             or root.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let reply = try MetricsReply(parameters: try global.call("io.tether.Metrics", reply: MetricsReply.self))
+        Swift.print(reply.text, terminator: "")
     }
 }
 

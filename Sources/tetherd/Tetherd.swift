@@ -94,6 +94,12 @@ public struct Tetherd: ParsableCommand {
     @Flag(help: "Log every connection and disconnection too.")
     var verbose = false
 
+    @Option(help: "Serve GET /metrics (Prometheus' text format) at this TCP address, e.g. 127.0.0.1:9464 (port 0: any free port; the log says which). Off by default; read-only; anyone who can reach the address can read it, so keep it on loopback unless the counters are not secret.")
+    var metrics: String?
+
+    @Flag(help: "With --metrics (and io.tether.Metrics): also count commits per state name prefix (up to the first '.' or '/'), which shows those prefixes to whoever reads the metrics.")
+    var metricsNames = false
+
     public func run() throws {
         let log = EventLog()
         let uid = getuid()
@@ -115,10 +121,13 @@ public struct Tetherd: ParsableCommand {
             let admission = AdmissionLimits(connectionsPerUid: maxConnectionsPerUid, inputBytesPerUid: maxInputPerUid,
                                             reservedDescriptors: reservedDescriptors)
             let service = Service(store: store, policy: policy, log: log, admission: admission, watchBuffer: watchBuffer)
+            service.metrics.namesByPrefix = metricsNames
+            if let sqlite { service.metrics.storeFiles = [sqlite.path, sqlite.path + "-wal"] }
             let listenFD = Systemd.listenFD()
             let daemon = try Daemon(service: service,
                                     options: .init(address: addr, listenFD: listenFD,
-                                                   progressInterval: progressInterval, verbose: verbose))
+                                                   progressInterval: progressInterval, verbose: verbose,
+                                                   metrics: metrics))
             let shown = listenFD == nil ? addr.description : "the socket systemd passed (fd 3)"
             log.say("tetherd \(Service.version) listening on \(shown): revision \(store.revision), epoch \(store.epoch), pid \(getpid())")
             if listenFD == nil {
@@ -132,6 +141,9 @@ public struct Tetherd: ParsableCommand {
                 // make run as root lands here: the installed service's
                 // places, whose states persist between runs.
                 log.say("as root, this is the system daemon's address and store (\(addr), /var/lib/tether), as the installed service's: for a throwaway daemon pass --memory, or --address and --data-dir")
+            }
+            if let served = daemon.metricsAddress {
+                log.say("metrics:     http://\(served)/metrics   (Prometheus text format; also: tetherctl metrics)")
             }
             log.say("stop: Ctrl-C or SIGTERM")
             daemon.run()

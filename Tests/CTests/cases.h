@@ -215,6 +215,16 @@
   X(typed_paths_state_reads) \
   X(typed_paths_state_tracking_and_transactions) \
   X(typed_paths_computed_reads) \
+  X(graph_dot_bad_input) \
+  X(graph_dot_nodes_edges_and_marks) \
+  X(graph_dot_inside_callbacks) \
+  X(graph_dot_threads) \
+  X(graph_dot_hostile_names) \
+  X(trace_bad_input) \
+  X(trace_why_it_ran) \
+  X(trace_marked_and_destroy) \
+  X(trace_callback_frees_the_reader) \
+  X(trace_default_line) \
   /* end of the list */
 
 #endif

@@ -241,6 +241,35 @@ for src in examples-c/*.c; do
   fi
 done
 
+# The picture of the lesson graph_form, read back by Graphviz (dot -Tjson)
+# and checked node by node (Tests/graph/check_picture.py). A Python script:
+# never under the sanitizer's runner, but the lesson it runs is this mode's.
+if wanted graph_form_picture; then
+  found=1
+  exe="$bindir/graph_form"
+  log="$bindir/graph_form_picture.log"
+  if [ ! -x "$exe" ] && ! "$cc" "${cflags[@]}" -o "$exe" examples-c/graph_form.c "${ldflags[@]}" >"$log" 2>&1; then
+    echo "FAIL graph_form_picture (the lesson graph_form did not build)"
+    sed 's/^/    /' "$log"
+    failed=$((failed + 1))
+    failed_names+=("graph_form_picture")
+  else
+    kept_runner=("${runner[@]}")
+    runner=()
+    run_one "graph_form_picture" "$log" python3 "$root/Tests/graph/check_picture.py" "$exe"
+    runner=("${kept_runner[@]}")
+  fi
+fi
+
+# tetherd's metrics scraped by a real Prometheus (Tests/metrics/
+# prometheus_test.py, docs/daemon.md "Metrics"). The daemon is the release
+# build whatever the mode: the plain run only.
+if [ -z "$mode" ] && wanted metrics_prometheus; then
+  found=1
+  run_one "metrics_prometheus" "$bindir/metrics_prometheus.log" \
+    python3 "$root/Tests/metrics/prometheus_test.py" "$tetherd" "$(dirname "$tetherd")/tetherctl"
+fi
+
 # The cases: one runner, one process per case (not for `make lesson`,
 # LESSONS_ONLY: the runner's build would only delay the lesson).
 tests_exe="$bindir/tether-tests"

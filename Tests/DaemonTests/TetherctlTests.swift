@@ -253,6 +253,35 @@ final class TetherctlTests: XCTestCase {
 
     // MARK: watch
 
+    /// `tetherctl graph`: a watching tetherctl appears as a process node
+    /// (command, pid) with an edge to the state it watches; PREFIX filters;
+    /// --svg runs Graphviz's dot (when installed).
+    func testGraphShowsWhoWatchesWhat() throws {
+        try ok("set", "app.theme", #""dark""#)
+        let watch = try StreamingProcess(DaemonFixture.product("tetherctl"),
+                                         ["--address", daemon.address, "watch", "app.theme", "--path", "/x"])
+        defer { watch.terminate() }
+        _ = try XCTUnwrap(watch.readLine(), "the watch's snapshot: \(watch.stderrText())")  // it is open now
+        let r = try ctl("graph")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("digraph tetherd {"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("[label=\"tetherctl\\npid \(watch.process.processIdentifier) uid \(getuid())\""), r.stdout)
+        XCTAssertTrue(r.stdout.contains("\"pid \(watch.process.processIdentifier) uid \(getuid())\" -> \"state app.theme\" [tether_edge=\"watches\", label=\"/x\"]"), r.stdout)
+        let other = try ctl("graph", "other.")
+        XCTAssertEqual(other.status, 0, other.stderr)
+        XCTAssertFalse(other.stdout.contains("app.theme"), other.stdout)
+        if access("/usr/bin/dot", X_OK) == 0 {
+            let dir = try temporaryDirectory("tetherctl-graph")
+            let svg = try ctl("graph", "--svg", dir + "/g.svg")
+            XCTAssertEqual(svg.status, 0, svg.stderr)
+            XCTAssertTrue(try String(contentsOfFile: dir + "/g.svg", encoding: .utf8).contains("<svg"))
+        }
+        let missingDot = try DaemonFixture.run("tetherctl", ["--address", daemon.address, "graph", "--png", "/tmp/x.png"],
+                                               environment: ["PATH": "/nonexistent"])
+        XCTAssertEqual(missingDot.status, 2)
+        XCTAssertTrue(missingDot.stderr.contains("apt-get install graphviz"), missingDot.stderr)
+    }
+
     func testWatchSeesChangesFromAnotherProcess() throws {
         try ok("set", "settings", #"{"theme":"dark"}"#)
         let watch = try StreamingProcess(DaemonFixture.product("tetherctl"),

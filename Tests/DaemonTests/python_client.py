@@ -8,7 +8,7 @@ Opens io.tether with `varlink.Client(address=...).open('io.tether')` (which
 itself fetches the interface with GetInterfaceDescription) and calls every
 method: Get, Set, Remove, Transaction, List, Describe, Declare, Watch (with
 _more=True on a connection of its own: snapshot, progress, then the changes
-another connection makes), Stats, and org.varlink.service's GetInfo and
+another connection makes), Stats, Metrics, Watchers, and org.varlink.service's GetInfo and
 GetInterfaceDescription. Checks every result and every typed error
 (varlink.VarlinkError and its error name). The daemon must be fresh: no
 state yet. Exits 0 when every check passes; otherwise prints each mismatch
@@ -294,6 +294,14 @@ def main(address):
     check(0 <= stats.get("oldest_revision", -1) <= stats.get("revision", -1), "Stats oldest_revision")
     equal(stats.get("limits", {}).get("max_ops"), 128, "Stats limits max_ops")
     equal(stats.get("limits", {}).get("max_list"), 1000, "Stats limits max_list")
+
+    # Metrics and Watchers: the daemon's own uid may read them.
+    text = t.Metrics()["text"]
+    check("tetherd_commits_total " in text, "Metrics has tetherd_commits_total")
+    check("tetherd_revision %d" % t.Stats()["revision"] in text, "Metrics has the revision")
+    listed = t.Watchers(prefix="account.")
+    check(isinstance(listed.get("watchers"), list) and listed.get("truncated") is False,
+          "Watchers lists watchers: %r" % listed)
 
     t.close()
     service.close()

@@ -25,7 +25,7 @@ private func idlError(_ text: String, sourceLocation: SourceLocation = #_sourceL
         #expect(interface.name == "io.tether")
         #expect(interface.doc.hasPrefix("Tether's state daemon, tetherd"))
         #expect(interface.methods.map(\.name) == ["Get", "Set", "Remove", "Transaction", "List", "Describe", "Declare",
-                                                   "Watch", "Snapshot", "Compact", "Stats"])
+                                                   "Watch", "Snapshot", "Compact", "Stats", "Metrics", "Watchers"])
         #expect(interface.methods.map(\.name) == TetherMethod.allCases.map(\.rawValue))
         let get = try #require(interface.method(named: "Get"))
         #expect(get.input == [IDLField(name: "name", type: .string), IDLField(name: "path", type: .optional(.string))])

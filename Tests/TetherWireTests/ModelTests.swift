@@ -151,6 +151,12 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
 
     @Test func stats() throws {
         try roundTripParameters(StatsParameters(), method: "io.tether.Stats")
+        try roundTripParameters(MetricsParameters(), method: "io.tether.Metrics")
+        try roundTripReply(MetricsReply(text: "tetherd_commits_total 1\n"), method: "io.tether.Metrics")
+        try roundTripParameters(WatchersParameters(prefix: "app."), method: "io.tether.Watchers")
+        try roundTripReply(WatchersReply(watchers: [WatcherInfo(pid: 42, uid: 1000, command: "editor", names: ["app.theme"],
+                                                                prefix: "app.", path: "/x")], truncated: false),
+                           method: "io.tether.Watchers")
         try roundTripReply(StatsReply(revision: 100, epoch: "e", states: 3, connections: 2, watches: 1, oldestRevision: 40,
                                       limits: .defaults), method: "io.tether.Stats")
     }
@@ -416,6 +422,8 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
         ("Snapshot", #"{"path":"/var/backups/t.db"}"#),
         ("Compact", #"{"revision":3}"#),
         ("Stats", #"{}"#),
+        ("Metrics", #"{}"#),
+        ("Watchers", #"{"prefix":"app."}"#),
     ]
 
     static func model(_ method: String, _ parameters: ValueObject) throws(VarlinkError) {
@@ -431,6 +439,8 @@ private let sampleValues: [Value] = [.null, .bool(true), .int(-7), .double(2.5),
         case "Snapshot": _ = try SnapshotParameters(parameters: parameters)
         case "Compact": _ = try CompactParameters(parameters: parameters)
         case "Stats": _ = try StatsParameters(parameters: parameters)
+        case "Metrics": _ = try MetricsParameters(parameters: parameters)
+        case "Watchers": _ = try WatchersParameters(parameters: parameters)
         default: Issue.record("no model for \(method)")
         }
     }

@@ -65,6 +65,11 @@ struct PythonVarlinkTests {
             ("io.tether.Compact", [ok(CompactReply(oldestRevision: 39))]),
             ("io.tether.Stats", [ok(StatsReply(revision: 40, epoch: "e", states: 3, connections: 2, watches: 1,
                                                oldestRevision: 1, limits: .defaults))]),
+            ("io.tether.Metrics", [ok(MetricsReply(text: "# TYPE tetherd_commits_total counter\ntetherd_commits_total 40\n")),
+                                   VarlinkError.accessDenied(name: nil, "uid 7 may not read the daemon's metrics").reply]),
+            ("io.tether.Watchers", [ok(WatchersReply(watchers: [WatcherInfo(pid: 42, uid: 1000, command: "editor",
+                                                                            names: ["app.theme"], prefix: nil, path: "/x")],
+                                                     truncated: true))]),
             ("org.varlink.service.GetInfo", [ok(GetInfoReply(vendor: "Tether", product: "tetherd", version: "0",
                                                              url: "https://example.org",
                                                              interfaces: VarlinkService.tetherd.interfaceNames))]),
@@ -145,8 +150,10 @@ struct PythonVarlinkTests {
             #expect(try SnapshotParameters(parameters: p) == SnapshotParameters(path: "/var/backups/tether.db"))
         case "io.tether.Compact":
             #expect(try CompactParameters(parameters: p) == CompactParameters(revision: 30))
-        case "io.tether.Stats", "org.varlink.service.GetInfo":
+        case "io.tether.Stats", "io.tether.Metrics", "org.varlink.service.GetInfo":
             _ = try NoParameters(parameters: p)
+        case "io.tether.Watchers":
+            #expect(try WatchersParameters(parameters: p) == WatchersParameters(prefix: "app."))
         case "org.varlink.service.GetInterfaceDescription":
             #expect(try GetInterfaceDescriptionParameters(parameters: p).interface == "io.tether")
         default:

@@ -35,9 +35,9 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 EXPECTED = {
     "io.tether": {
         "methods": ["Get", "Set", "Remove", "Transaction", "List", "Describe", "Declare", "Watch", "Snapshot",
-                    "Compact", "Stats"],
+                    "Compact", "Stats", "Metrics", "Watchers"],
         "types": ["ValueType", "OpKind", "Op", "Precondition", "Range", "Descriptor", "StateInfo", "Entry",
-                  "Change", "WatchEvent", "Limits", "Limit"],
+                  "Change", "WatchEvent", "Limits", "Limit", "WatcherInfo"],
         "errors": ["RevisionMismatch", "LimitExceeded", "InvalidCall", "AccessDenied", "StorageFull", "InvalidArgument", "Stale",
                    "WrongType", "BadPath", "NotFound", "BadJSON", "OutOfRange", "NoMemory", "FeedbackLoop", "Busy",
                    "WrongThread", "LoopFailure", "ReadOnly", "Cycle", "Rejected", "Untrusted", "TimedOut"],
@@ -69,6 +69,8 @@ SAMPLES = {
     "io.tether.Snapshot": dict(path="/var/backups/tether.db"),
     "io.tether.Compact": dict(revision=30),
     "io.tether.Stats": dict(),
+    "io.tether.Metrics": dict(),
+    "io.tether.Watchers": dict(prefix="app."),
     "org.varlink.service.GetInfo": dict(),
     "org.varlink.service.GetInterfaceDescription": dict(interface="io.tether"),
 }

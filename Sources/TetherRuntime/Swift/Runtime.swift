@@ -88,6 +88,14 @@ public final class Runtime: @unchecked Sendable {
         get throws(TetherError) { try Runtimes.revision(handle) }
     }
 
+    /// The runtime's graph now, as Graphviz DOT text (`dot -Tsvg` draws
+    /// it): states, computeds, effects, trackings, observers, bindings and
+    /// scopes, with the JSON Pointer each read on its edge and nodes waiting
+    /// to be brought up to date drawn dashed. Any thread, callbacks too.
+    public func graph() throws(TetherError) -> String {
+        try Runtimes.graphDOT(handle)
+    }
+
     /// `.host` loop: the descriptor to poll before `runOnce()`.
     public var fileDescriptor: Int32 {
         get throws(TetherError) { try Runtimes.backendFD(handle) }
