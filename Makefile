@@ -41,6 +41,8 @@
 #                       (Backends/Etcd; `tetherd --backend etcd:URL,…` runs it)
 #   make etcd-test      two tetherds on a 3-member etcd cluster started on
 #                       loopback (Tests/etcd/etcd_test.py; in make test too)
+#   make robustness-etcd  the same under faults (killed and frozen members,
+#                       the leader killed, hosts killed, compaction)
 #   make robustness     tetherd under writers and watchers, killed with
 #                       SIGKILL, its disk filled (root: a tmpfs), its store
 #                       damaged; every guarantee checked; ROBUSTNESS_ARGS
@@ -88,7 +90,7 @@ FUZZ_SECONDS ?= 60
 # The bounded fuzz run inside `make test`.
 TEST_FUZZ_SECONDS ?= 30
 
-.PHONY: all build deps run lesson demo test swift-test install install-docs check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test \
+.PHONY: all build deps run lesson demo test swift-test install install-docs check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test robustness-etcd \
 	asan-daemon valgrind-daemon
 
 all: build
@@ -282,6 +284,14 @@ etcd-test: deps
 	@set -o pipefail; cd $(ETCD_DIR) && $(SWIFT) build --product tetherd-etcd 2>&1 | { grep -v "the use of .mktemp. is dangerous" || true; }
 	$(SWIFT) build --product tetherd
 	python3 Tests/etcd/etcd_test.py --tetherd $(ETCD_DIR)/.build/debug/tetherd-etcd --sqlite-tetherd .build/debug/tetherd
+
+# The etcd backend under faults (Tests/etcd/robustness_etcd.py): two
+# tetherds on a 3-member cluster, writers and resuming watchers on both,
+# SIGKILL of a tetherd, of a member and of the leader, SIGSTOP of a member,
+# compaction while a host is stopped; every guarantee checked at the end.
+# ROBUSTNESS_ETCD_ARGS, e.g. "--seed 3 --seconds 120".
+robustness-etcd: etcd
+	python3 Tests/etcd/robustness_etcd.py --tetherd $(ETCD_DIR)/.build/release/tetherd-etcd $(ROBUSTNESS_ETCD_ARGS)
 
 # The hostile-peer scenarios against the release daemon, with the owner's
 # p99 held to the issue's 50 ms (make test runs them on the debug daemon,

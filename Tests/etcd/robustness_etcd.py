@@ -36,7 +36,7 @@ import time
 import varlink
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from etcd_test import CLUSTER, Failed, Host, error_of, wait_until  # noqa: E402
+from etcd_test import CLUSTER, Failed, Host, error_of, expect, wait_until  # noqa: E402
 
 NAMES = ["r.%d" % i for i in range(12)]
 
@@ -54,16 +54,20 @@ class Writer(threading.Thread):
             host = self.hosts[self.wid % 2]
             seq += 1
             tag = "w%d-%d" % (self.wid, seq)
+            value = self.wid * 1_000_000 + seq  # never equal to another write's: every write changes its states
             if self.rng.random() < 0.3:
                 a, b = self.rng.sample(NAMES, 2)
-                call = ("Transaction", {"ops": [{"name": a, "op": "set", "value": seq}, {"name": b, "op": "set", "value": -seq}], "tag": tag})
+                call = ("Transaction", {"ops": [{"name": a, "op": "set", "value": value}, {"name": b, "op": "set", "value": -value}], "tag": tag})
             else:
-                call = ("Set", {"name": self.rng.choice(NAMES), "value": seq, "tag": tag})
+                call = ("Set", {"name": self.rng.choice(NAMES), "value": value, "tag": tag})
             try:
                 if conn is None:
                     conn = host.connect()
                 reply = getattr(conn, call[0])(**call[1])
-                self.acks.append({"tag": tag, "revision": reply["revision"], "call": call})
+                if not reply["changed"]:
+                    self.acks.append({"tag": tag, "error": "changed: false for a value never written before", "call": call})
+                else:
+                    self.acks.append({"tag": tag, "revision": reply["revision"], "call": call})
             except varlink.VarlinkError as error:
                 if error.error() not in ("io.tether.TimedOut", "io.tether.Busy"):
                     self.acks.append({"tag": tag, "error": error.error(), "call": call})
@@ -79,13 +83,16 @@ class Watcher(threading.Thread):
     def __init__(self, index, hosts, stop):
         super().__init__(daemon=True)
         self.index, self.hosts, self.stop = index, hosts, stop
+        self.done_at = None  # the revision after which it stops watching
+        self.ready = threading.Event()  # its first snapshot is in: writers may start
         self.segments = []  # each: {"from": R or None, "host": name, "events": [...], "resync": bool}
+        self.last = 0  # the newest revision any reply said (a change, a snapshot, a progress)
 
     def run(self):
         last = None
         epoch = None
         turn = self.index
-        while not self.stop.is_set():
+        while self.done_at is None or self.last < self.done_at:
             host = self.hosts[turn % 2]
             turn += 1
             segment = {"from": last, "host": host.name, "events": [], "resync": False}
@@ -103,7 +110,10 @@ class Watcher(threading.Thread):
                         segment["events"].append({"revision": reply["revision"], "tag": reply.get("tag"),
                                                   "changes": reply["changes"]})
                     last = reply["revision"]
-                    if self.stop.is_set():
+                    self.last = last
+                    if reply["event"] == "progress":
+                        self.ready.set()
+                    if self.done_at is not None and last >= self.done_at:
                         break
             except Exception:  # noqa: BLE001 - the host went away: resume elsewhere
                 time.sleep(0.05)
@@ -162,7 +172,7 @@ def nemesis(rng, hosts, ctx, log):
         b.proc.send_signal(signal.SIGCONT)
         # B cannot know what it missed: it stops (exit 75) and is started again.
         try:
-            b.proc.wait(timeout=20)
+            b.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
         if b.proc.poll() is not None:
@@ -210,7 +220,11 @@ def main():
         acks = []
         writers = [Writer(i, hosts, stop, acks) for i in range(4)]
         watchers = [Watcher(i, hosts, stop) for i in range(2)]
-        for t in writers + watchers:
+        for t in watchers:
+            t.start()
+        for w in watchers:
+            expect(w.ready.wait(20), "a watcher's snapshot did not come")
+        for t in writers:
             t.start()
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
@@ -228,8 +242,9 @@ def main():
         wait_until(lambda: hosts[0].call("Stats")["revision"] == hosts[1].call("Stats")["revision"], "both hosts reach one revision", 60)
         # One last write, so every watcher's stream ends at a known revision.
         final = hosts[0].call("Set", name="r.end", value=1)["revision"]
-        wait_until(lambda: all(any(e["revision"] >= final for s in w.segments for e in s["events"]) for w in watchers),
-                   "every watcher sees the last write", 60)
+        for w in watchers:
+            w.done_at = final
+        wait_until(lambda: all(w.last >= final for w in watchers), "every watcher reaches the last write", 60)
         history, conflicts = history_of(watchers)
         for c in conflicts:
             problems.append("cross_host: revision %d differs: %r vs %r (host %s)" % c)
