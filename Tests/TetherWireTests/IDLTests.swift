@@ -339,7 +339,7 @@ private func idlError(_ text: String, sourceLocation: SourceLocation = #_sourceL
         }
         #expect(errors[1].detail == "state \"a\" does not exist; the precondition expected revision 3")
         #expect(Set(VarlinkError.Limit.allCases.map(\.rawValue))
-            == Set(["message", "value", "ops", "preconditions", "names", "name_length", "connections", "input", "tag", "states"]))
+            == Set(["message", "value", "ops", "preconditions", "names", "name_length", "connections", "input", "tag", "states", "commit"]))
         #expect(tetherInterface.typeAlias(named: "Limit")?.type == .enumeration(VarlinkError.Limit.allCases.map(\.rawValue)))
     }
 
