@@ -70,7 +70,7 @@ extension Store {
     /// answered once installed (see `Ledger`). `done` gets the reply.
     func propose(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?, attempt: Int = 1,
                  done: @escaping (Result<WriteReply, VarlinkError>) -> Void) {
-        guard let ledger else { return done(Result { () throws(VarlinkError) in try apply(ops, preconditions: preconditions, tag: tag, origin: origin) }) }
+        guard ledger != nil else { return done(Result { () throws(VarlinkError) in try apply(ops, preconditions: preconditions, tag: tag, origin: origin) }) }
         let proposal: Proposal
         do throws(VarlinkError) {
             guard let planned = try plan(ops, preconditions: preconditions, tag: tag, origin: origin) else {
@@ -80,28 +80,15 @@ extension Store {
         } catch {
             return done(.failure(error))
         }
-        ledger.propose(proposal) { [weak self] outcome in
-            guard let self else { return }
-            switch outcome {
-            case .committed(let revision):
-                self.whenInstalled(revision) { done(.success(WriteReply(revision: revision, changed: true))) }
-            case .stale(let revision):
-                guard attempt < Store.maxProposalAttempts else {
-                    return done(.failure(VarlinkError(TetherError(.busy, "the states this write reads kept changing on other hosts (\(attempt) attempts): nothing of it was applied; retry"))))
-                }
-                self.whenInstalled(revision) {
-                    self.propose(ops, preconditions: preconditions, tag: tag, origin: origin, attempt: attempt + 1, done: done)
-                }
-            case .failed(let error):
-                done(.failure(error))
-            }
-        }
+        answer(proposal, attempt: attempt, what: "the states this write reads", done: done,
+               reply: { WriteReply(revision: $0, changed: true) },
+               again: { self.propose(ops, preconditions: preconditions, tag: tag, origin: origin, attempt: attempt + 1, done: done) })
     }
 
     /// A Declare through the ledger.
     func proposeDeclare(_ name: String, _ descriptor: Descriptor, value: Value, attempt: Int = 1,
                         done: @escaping (Result<DeclareReply, VarlinkError>) -> Void) {
-        guard let ledger else { return done(Result { () throws(VarlinkError) in try declare(name, descriptor, value: value) }) }
+        guard ledger != nil else { return done(Result { () throws(VarlinkError) in try declare(name, descriptor, value: value) }) }
         let proposal: Proposal
         let created: Bool
         do throws(VarlinkError) {
@@ -109,18 +96,28 @@ extension Store {
         } catch {
             return done(.failure(error))
         }
-        ledger.propose(proposal) { [weak self] outcome in
+        answer(proposal, attempt: attempt, what: "'\(name)'", name: name, done: done,
+               reply: { DeclareReply(revision: $0, created: created) },
+               again: { self.proposeDeclare(name, descriptor, value: value, attempt: attempt + 1, done: done) })
+    }
+
+    /// Proposes `proposal` and answers `done` with what the ledger made of
+    /// it: `reply(revision)` once committed and installed; `again()`
+    /// once the host caught up, when the plan was stale (Busy after
+    /// `maxProposalAttempts`); the error when it failed.
+    private func answer<Reply>(_ proposal: Proposal, attempt: Int, what: String, name: String? = nil,
+                               done: @escaping (Result<Reply, VarlinkError>) -> Void,
+                               reply: @escaping (UInt64) -> Reply, again: @escaping () -> Void) {
+        ledger?.propose(proposal) { [weak self] outcome in
             guard let self else { return }
             switch outcome {
             case .committed(let revision):
-                self.whenInstalled(revision) { done(.success(DeclareReply(revision: revision, created: created))) }
+                self.whenInstalled(revision) { done(.success(reply(revision))) }
             case .stale(let revision):
                 guard attempt < Store.maxProposalAttempts else {
-                    return done(.failure(VarlinkError(TetherError(.busy, "'\(name)' kept changing on other hosts (\(attempt) attempts): the Declare was not applied; retry"), name: name)))
+                    return done(.failure(VarlinkError(TetherError(.busy, "\(what) kept changing on other hosts (\(attempt) attempts): nothing was applied; retry"), name: name)))
                 }
-                self.whenInstalled(revision) {
-                    self.proposeDeclare(name, descriptor, value: value, attempt: attempt + 1, done: done)
-                }
+                self.whenInstalled(revision, then: again)
             case .failed(let error):
                 done(.failure(error))
             }

@@ -266,22 +266,7 @@ public final class Store {
 
     func apply(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
         if let sinkFailure { throw Store.storageFull(sinkFailure) }
-        if let tag { try Store.checkTag(tag) }
-        try checkStateCount(ops)
-        if ops.count > limits.maxOps {
-            throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
-                                 "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
-        }
-        if preconditions.count > limits.maxOps {
-            throw .limitExceeded(.preconditions, maximum: limits.maxOps, actual: preconditions.count,
-                                 "a transaction has at most \(limits.maxOps) preconditions; this one has \(preconditions.count)")
-        }
-        for (i, p) in preconditions.enumerated() {
-            let actual = records[p.name]?.modified ?? 0
-            if actual != p.revision {
-                throw .revisionMismatch(name: p.name, expected: p.revision, actual: actual, index: i)
-            }
-        }
+        try checkWrite(ops, preconditions: preconditions, tag: tag)
         var plan = TransactionPlan(store: self)
         do {
             try runtime.transaction(tag: tag, origin: origin ?? 0) {
@@ -312,6 +297,29 @@ public final class Store {
         }
         try commit(Commit(revision: revision, changes: changes, tag: tag, origin: origin))
         return WriteReply(revision: revision, changed: true)
+    }
+
+    /// What a write is refused for before any op is staged: its tag, the
+    /// states it would create, its counts of ops and preconditions, and a
+    /// precondition that does not hold (applied here, or planned for a
+    /// ledger: `plan`).
+    func checkWrite(_ ops: [Op], preconditions: [Precondition], tag: String?) throws(VarlinkError) {
+        if let tag { try Store.checkTag(tag) }
+        try checkStateCount(ops)
+        if ops.count > limits.maxOps {
+            throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
+                                 "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
+        }
+        if preconditions.count > limits.maxOps {
+            throw .limitExceeded(.preconditions, maximum: limits.maxOps, actual: preconditions.count,
+                                 "a transaction has at most \(limits.maxOps) preconditions; this one has \(preconditions.count)")
+        }
+        for (i, p) in preconditions.enumerated() {
+            let actual = records[p.name]?.modified ?? 0
+            if actual != p.revision {
+                throw .revisionMismatch(name: p.name, expected: p.revision, actual: actual, index: i)
+            }
+        }
     }
 
     /// A tag longer than `maxTag` bytes: it is stored in the log with its

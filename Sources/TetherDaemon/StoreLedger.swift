@@ -13,22 +13,7 @@ extension Store {
     /// returns the proposal, or nil when the ops change nothing (an equal
     /// value). Nothing in the store changes.
     func plan(_ ops: [Op], preconditions: [Precondition], tag: String?, origin: UInt64?) throws(VarlinkError) -> Proposal? {
-        if let tag { try Store.checkTag(tag) }
-        try checkStateCount(ops)
-        if ops.count > limits.maxOps {
-            throw .limitExceeded(.ops, maximum: limits.maxOps, actual: ops.count,
-                                 "a transaction has at most \(limits.maxOps) ops; this one has \(ops.count)")
-        }
-        if preconditions.count > limits.maxOps {
-            throw .limitExceeded(.preconditions, maximum: limits.maxOps, actual: preconditions.count,
-                                 "a transaction has at most \(limits.maxOps) preconditions; this one has \(preconditions.count)")
-        }
-        for (i, p) in preconditions.enumerated() {
-            let actual = records[p.name]?.modified ?? 0
-            if actual != p.revision {
-                throw .revisionMismatch(name: p.name, expected: p.revision, actual: actual, index: i)
-            }
-        }
+        try checkWrite(ops, preconditions: preconditions, tag: tag)
         // Each name once, in the order the ops first touch it; its value now.
         var names: [String] = []
         var before: [String: Value?] = [:]
