@@ -26,6 +26,10 @@ public protocol Ledger: AnyObject {
     /// Asks the ledger to forget its history up to `revision`; errors are
     /// logged (the host's own log is compacted already).
     func compact(through revision: UInt64)
+    /// The ledger's revision now (asked after this call, so that a read
+    /// answered once the host installed it sees every commit acknowledged
+    /// before the read came: linearizable reads). `done` on the loop thread.
+    func readBarrier(done: @escaping (Result<UInt64, VarlinkError>) -> Void)
 }
 
 /// One commit as a host proposes it.
@@ -124,6 +128,18 @@ extension Store {
         }
     }
 
+    /// Waits for a read's barrier (`Ledger.readBarrier`): `done(nil)` once
+    /// the store installed every commit the ledger had when it was asked.
+    func readBarrier(done: @escaping (VarlinkError?) -> Void) {
+        guard let ledger else { return done(nil) }
+        ledger.readBarrier { [weak self] result in
+            switch result {
+            case .success(let revision): self?.whenInstalled(revision) { done(nil) }
+            case .failure(let error): done(error)
+            }
+        }
+    }
+
     /// Runs `then` once the store installed `revision` (now, if it has).
     func whenInstalled(_ revision: UInt64, then: @escaping () -> Void) {
         if self.revision >= revision { return then() }
@@ -152,5 +168,16 @@ public struct StoreBackendOptions {
         self.maxStates = maxStates
         self.restore = restore
         self.newEpoch = newEpoch
+    }
+}
+
+extension TetherMethod {
+    /// The methods that read states (or the revision): on a host a ledger
+    /// feeds, each waits for a read barrier first (`Store.readsAfterBarrier`).
+    var readsStates: Bool {
+        switch self {
+        case .get, .list, .describe, .watch, .stats: return true
+        default: return false
+        }
     }
 }

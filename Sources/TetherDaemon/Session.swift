@@ -252,6 +252,25 @@ public final class Session {
     private func handleTether(_ method: TetherMethod, _ call: Call, _ grant: Grant) throws(VarlinkError) {
         let store = service.store
         let limits = store.limits
+        if store.ledger != nil && store.readsAfterBarrier && !pastBarrier && method.readsStates {
+            // A read on a host that a ledger feeds: answered once the host
+            // has installed everything the ledger had committed when the
+            // read came (linearizable), not from a copy that may lag.
+            awaitingLedger = true
+            store.readBarrier { [weak self] failure in
+                guard let self else { return }
+                if let failure { return self.answerLedger(.failure(failure), oneway: call.oneway) }
+                self.pastBarrier = true
+                defer { self.pastBarrier = false }
+                do throws(VarlinkError) {
+                    try self.handleTether(method, call, grant)
+                    self.answerLedger(nil, oneway: call.oneway)
+                } catch {
+                    self.answerLedger(.failure(error), oneway: call.oneway)
+                }
+            }
+            return
+        }
         switch method {
         case .get:
             let p = try GetParameters(parameters: call.parameters, limits: limits)
@@ -372,13 +391,18 @@ public final class Session {
         }
     }
 
-    /// The ledger answered this connection's write: its reply, then the
-    /// calls that waited behind it.
-    private func answerLedger(_ result: Result<ValueObject, VarlinkError>, oneway: Bool) {
+    /// Whether a read is being answered past its barrier (`handleTether`).
+    private var pastBarrier = false
+
+    /// The ledger answered this connection's write (or its read's
+    /// barrier): its reply (nil: sent already), then the calls that
+    /// waited behind it.
+    private func answerLedger(_ result: Result<ValueObject, VarlinkError>?, oneway: Bool) {
         awaitingLedger = false
         switch result {
-        case .success(let parameters): send(Reply(parameters: parameters), oneway: oneway)
-        case .failure(let error): send(error.reply, oneway: oneway)
+        case .success(let parameters)?: send(Reply(parameters: parameters), oneway: oneway)
+        case .failure(let error)?: send(error.reply, oneway: oneway)
+        case nil: break
         }
         // Answered at once (refused while planned): the slice being
         // handled goes on by itself.

@@ -65,6 +65,11 @@ public final class Store {
     /// The shared ledger that decides commits instead of this store
     /// (Ledger.swift); nil: the store decides (SQLite, --memory).
     public var ledger: Ledger?
+    /// Whether reads on a ledger-fed store wait for a read barrier
+    /// (linearizable; tetherd --reads linearizable, the default) or are
+    /// answered from the host's copy at once (serializable: a read on one
+    /// host may not yet show a commit another host acknowledged).
+    public var readsAfterBarrier = true
     /// Calls waiting until a revision is installed (`whenInstalled`).
     var installWaiters: [(revision: UInt64, then: () -> Void)] = []
     /// Called with each commit, after the sink has it.

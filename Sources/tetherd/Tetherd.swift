@@ -55,6 +55,14 @@ public struct Tetherd: ParsableCommand {
     @Flag(help: "Keep nothing on disk (states live as long as the daemon).")
     var memory = false
 
+    /// How reads answer on a host a shared ledger feeds (`--reads`).
+    enum Reads: String, ExpressibleByArgument, CaseIterable {
+        case linearizable, serializable
+    }
+
+    @Option(help: "With --backend etcd: linearizable (the default): a read (Get, List, Describe, Watch, Stats) waits until this host has installed every commit the cluster had when the read came, one etcd round trip for all the reads that came meanwhile; serializable: reads answer from this host's copy at once, which may not yet show a commit another host acknowledged.")
+    var reads: Reads = .linearizable
+
     @Option(help: "Where the states live: sqlite (the default: the data directory), or etcd:URL[,URL…] (a cluster shared by several hosts' tetherds; a build with the etcd backend, `make etcd`: docs/daemon.md, \"Several machines\").")
     var backend: String = "sqlite"
 
@@ -178,6 +186,7 @@ public struct Tetherd: ParsableCommand {
         let spec = String(backend.dropFirst(scheme.count + 1))
         let store = try kind.open(spec: spec, options: StoreBackendOptions(logCapacity: logCapacity, logBytes: logBytes, maxStates: maxStates, restore: restore, newEpoch: Tetherd.newEpoch()), log: log)
         store.report = { log.event("store-error", "message" => $0) }
+        store.readsAfterBarrier = reads == .linearizable
         return (store, nil)
     }
 

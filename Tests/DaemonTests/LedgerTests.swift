@@ -23,14 +23,31 @@ final class MemoryLedger: Ledger {
     /// The outcome every proposal gets instead of a decision, when set.
     var failure: VarlinkError?
 
+    /// Reads answer from the host's copy (`readsAfterBarrier` off), so the
+    /// tests of writes read synchronously; the barrier has tests of its own.
     func add(_ store: Store) {
         store.ledger = self
+        store.readsAfterBarrier = false
         hosts.append((store, [], []))
     }
 
     func attach(loop: UnsafeMutablePointer<uv_loop_t>, store: Store, log: EventLog) throws(TetherError) {}
     func detach() {}
     func compact(through revision: UInt64) {}
+
+    /// Barriers asked and not answered yet (`answerBarriers`).
+    private var barriers: [(Result<UInt64, VarlinkError>) -> Void] = []
+
+    func readBarrier(done: @escaping (Result<UInt64, VarlinkError>) -> Void) {
+        barriers.append(done)
+    }
+
+    /// Answers every barrier asked, with the ledger's revision now.
+    func answerBarriers() {
+        let batch = barriers
+        barriers.removeAll()
+        for done in batch { done(.success(revision)) }
+    }
 
     func propose(_ proposal: Proposal, done: @escaping (ProposalOutcome) -> Void) {
         proposals += 1
@@ -73,7 +90,8 @@ final class MemoryLedger: Ledger {
         repeat {
             decide()
             for i in hosts.indices { deliver(to: i) }
-        } while !waiting.isEmpty
+            answerBarriers()
+        } while !waiting.isEmpty || !barriers.isEmpty
     }
 }
 
@@ -185,6 +203,52 @@ final class LedgerTests: XCTestCase {
         ledger.settle()
         XCTAssertNil(cb.replies().first?.error)
         XCTAssertEqual(ca.ok("io.tether.Get", ["name": "ratio"])["value"], .double(2))
+    }
+
+    func testALinearizableReadWaitsUntilItsHostInstalledWhatTheLedgerHadCommitted() throws {
+        let (ledger, a, b) = try twoHosts()
+        b.store.readsAfterBarrier = true
+        let ca = a.connect()
+        let cb = b.connect()
+        ca.send("io.tether.Set", ["name": "theme", "value": "dark"])
+        ledger.decide()
+        ledger.deliver(to: 0)
+        XCTAssertEqual(ca.replies().first?.parameters.int("revision"), 1)
+        // B has not received revision 1: its Get (and the Stats behind it)
+        // waits for the barrier, then for B to install what it said.
+        cb.send("io.tether.Get", ["name": "theme"])
+        cb.send("io.tether.Stats")
+        XCTAssertTrue(cb.replies().isEmpty, "a read was answered before its barrier")
+        ledger.answerBarriers()
+        XCTAssertTrue(cb.replies().isEmpty, "a read was answered before its host installed the barrier's revision")
+        ledger.deliver(to: 1)
+        ledger.answerBarriers()
+        let replies = cb.replies()
+        XCTAssertEqual(replies.count, 2)
+        XCTAssertEqual(replies.first?.parameters["value"], "dark")
+        XCTAssertEqual(replies.last?.parameters.int("revision"), 1)
+    }
+
+    func testAReadWhoseBarrierFailsSaysSoAndTheNextCallIsAnswered() throws {
+        final class FailingBarrier: Ledger {
+            var summary: String { "failing" }
+            func attach(loop: UnsafeMutablePointer<uv_loop_t>, store: Store, log: EventLog) throws(TetherError) {}
+            func detach() {}
+            func compact(through revision: UInt64) {}
+            func propose(_ proposal: Proposal, done: @escaping (ProposalOutcome) -> Void) { done(.committed(revision: 1)) }
+            func readBarrier(done: @escaping (Result<UInt64, VarlinkError>) -> Void) {
+                done(.failure(VarlinkError(TetherError(.busy, "no quorum"))))
+            }
+        }
+        let host = try InProcessDaemon()
+        let ledger = FailingBarrier()
+        host.store.ledger = ledger
+        let c = host.connect()
+        c.send("io.tether.Get", ["name": "x"])
+        c.send("io.tether.List", ["prefix": ""])
+        let replies = c.replies()
+        XCTAssertEqual(replies.map(\.error), ["io.tether.Busy", "io.tether.Busy"])
+        withExtendedLifetime(ledger) {}
     }
 
     func testARangeRefusesAWriteOutsideItWithoutProposingIt() throws {

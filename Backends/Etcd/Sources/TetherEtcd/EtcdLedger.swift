@@ -149,6 +149,49 @@ public final class EtcdLedger: Ledger {
         }
     }
 
+    // MARK: Read barriers
+
+    /// Reads waiting for the next barrier, and whether one is in flight: a
+    /// barrier answers only the reads that came before it was asked, so
+    /// the reads that come while one is in flight wait for the next, which
+    /// answers all of them (one linearizable Range per round, however many
+    /// reads).
+    private var barrierWaiting: [(Result<UInt64, VarlinkError>) -> Void] = []
+    private var barrierInFlight = false
+
+    public func readBarrier(done: @escaping (Result<UInt64, VarlinkError>) -> Void) {
+        barrierWaiting.append(done)
+        if !barrierInFlight { startBarrier() }
+    }
+
+    private func startBarrier() {
+        let batch = barrierWaiting
+        barrierWaiting.removeAll()
+        barrierInFlight = true
+        var request = Etcdserverpb_RangeRequest()
+        request.key = Data(EtcdKeys.epoch.utf8)
+        request.countOnly = true  // linearizable: serializable stays false
+        let client = self.client
+        let inbox = self.inbox
+        let base = self.base
+        Task {
+            let result: Result<UInt64, VarlinkError>
+            do {
+                let response = try await client.kv.range(request, options: EtcdClient.unary)
+                result = .success(UInt64(max(0, response.header.revision - base)))
+            } catch {
+                if EtcdLedger.isTransportFailure(error) { client.failover() }
+                result = .failure(VarlinkError(TetherError(.busy, "etcd did not answer the read's barrier (\(EtcdBackend.describe(error))): retry, or run tetherd --reads serializable to read the host's copy")))
+            }
+            inbox.post { [weak self] in
+                guard let self else { return }
+                self.barrierInFlight = false
+                for done in batch { done(result) }
+                if !self.barrierWaiting.isEmpty { self.startBarrier() }
+            }
+        }
+    }
+
     // MARK: Compaction
 
     public func compact(through revision: UInt64) {
