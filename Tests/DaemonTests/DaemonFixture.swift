@@ -38,6 +38,39 @@ final class DaemonFixture {
         return kib * 1024
     }
 
+    /// `TETHER_TEST_ETCD=URL,…` (and `TETHER_TEST_TETHERD_ETCD`, the
+    /// tetherd-etcd to run): every fixture's daemon runs on that etcd
+    /// cluster instead of SQLite (docs/daemon.md, "Several machines").
+    static var etcdBackend: (endpoints: String, tetherd: String)? {
+        let env = ProcessInfo.processInfo.environment
+        guard let endpoints = env["TETHER_TEST_ETCD"], !endpoints.isEmpty else { return nil }
+        return (endpoints, env["TETHER_TEST_TETHERD_ETCD"] ?? "Backends/Etcd/.build/debug/tetherd-etcd")
+    }
+
+    /// The cluster's tetherd keys removed: the daemon about to start makes
+    /// a new epoch, and starts at revision 0 as a fresh SQLite store does.
+    static func wipeEtcd(_ endpoints: String) throws {
+        let (status, _, errors) = try run("/usr/bin/env", ["etcdctl", "--endpoints", endpoints, "del", "--prefix", "/tether/"],
+                                          environment: ["ETCDCTL_API": "3"])
+        if status != 0 { throw FixtureError("etcdctl del --prefix /tether/ failed: \(errors)") }
+    }
+
+    /// The options that only the SQLite backend takes, dropped.
+    static func withoutSQLiteOptions(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        var skip = false
+        for (i, arg) in arguments.enumerated() {
+            if skip { skip = false; continue }
+            if ["--memory"].contains(arg) { continue }
+            if ["--durability", "--group-commit", "--marker-interval", "--data-dir"].contains(arg), i + 1 < arguments.count {
+                skip = true
+                continue
+            }
+            out.append(arg)
+        }
+        return out
+    }
+
     /// `socketPath` and `dataDirectory` default to `tetherd.sock` and
     /// `data` in the fixture's own temporary directory.
     init(arguments: [String] = [], environment extra: [String: String] = [:],
@@ -53,6 +86,13 @@ final class DaemonFixture {
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonFixture.product("tetherd"))
         process.arguments = ["--address", "unix:\(socketPath)", "--data-dir", dataDirectory ?? directory + "/data"] + arguments
+        if let etcd = DaemonFixture.etcdBackend {
+            // The same test against a tetherd on etcd (Tests/etcd/daemon-tests.sh):
+            // a fresh cluster keyspace each time, and SQLite's own options left out.
+            try DaemonFixture.wipeEtcd(etcd.endpoints)
+            process.executableURL = URL(fileURLWithPath: etcd.tetherd)
+            process.arguments = DaemonFixture.withoutSQLiteOptions(process.arguments!) + ["--backend", "etcd:" + etcd.endpoints]
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
         environment.removeValue(forKey: "LISTEN_FDS")
