@@ -12,6 +12,8 @@ is 1 when any failed. What it checks (docs/daemon.md, "Several machines"):
   read_other_host      a Set on A is read on B, with A's revision
   linearizable_read    a Get on B right after A's Set shows it (the read
                        waits for its barrier), twenty times
+  foreign_writes       etcd writes outside /tether/ do not hold reads or
+                       stale writes (they wait for tetherd's commits only)
   watch_resume         a watch on A, resumed on B from the revision it saw,
                        continues exactly (no resync, no gap, no repeat)
   path_watch           a path write on A reaches a path watch on B
@@ -188,6 +190,34 @@ def linearizable_read(a, b, ctx):
         got = b.call("Get", name="lin.n")
         expect(got["value"] == i and got["modified"] == rev,
                "B read %r (modified %r) right after A's write of %d at %d" % (got["value"], got["modified"], i, rev))
+
+
+def foreign_writes(a, b, ctx):
+    """Writes outside /tether/ move etcd's revision but never reach a host's
+    watch: reads (their barrier) and stale writes must not wait for them
+    (they waited forever before)."""
+    a.call("Set", name="foreign.n", value=0)
+    for i in range(5):
+        put = subprocess.run(["etcdctl", "--endpoints", ctx["endpoints"], "put", "/not-tether/k%d" % i, "x"],
+                             env=dict(os.environ, ETCDCTL_API="3"), capture_output=True, text=True)
+        expect(put.returncode == 0, "etcdctl put failed: %s" % put.stderr)
+    done = {}
+
+    def reads():
+        done["get"] = b.call("Get", name="foreign.n")["value"]
+        # Two hosts writing one state at once: one plan is stale.
+        threads = [threading.Thread(target=lambda h=h, v=v: h.call("Set", name="foreign.n", value=v)) for h, v in ((a, 1), (b, 2))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        done["after"] = a.call("Get", name="foreign.n")["value"]
+
+    t = threading.Thread(target=reads, daemon=True)
+    t.start()
+    t.join(DEADLINE)
+    expect(not t.is_alive(), "a read or a write waited for revisions written outside /tether/")
+    expect(done.get("get") == 0 and done.get("after") in (1, 2), "foreign writes: %r" % done)
 
 
 def watch_resume(a, b, ctx):
@@ -400,7 +430,7 @@ def leader_killed(a, b, ctx):
         expect(b.call("Get", name=name)["modified"] == r, "%s acknowledged at %d was lost" % (name, r))
 
 
-CHECKS = [conformance, one_order, read_other_host, linearizable_read, watch_resume, path_watch, cas_across_hosts, declare, commit_limit,
+CHECKS = [conformance, one_order, read_other_host, linearizable_read, foreign_writes, watch_resume, path_watch, cas_across_hosts, declare, commit_limit,
           hostile_value, host_killed, snapshot_restore, leader_killed]
 
 

@@ -81,7 +81,12 @@ public final class EtcdLedger: Ledger {
         Task {
             do {
                 let response = try await client.kv.txn(request, options: EtcdClient.unary)
-                let revision = UInt64(max(0, response.header.revision - base))
+                // Committed: the header's revision is the commit's own.
+                // Stale: the host catches up to the newest tetherd commit
+                // (the failure branch reads the commit record), not to the
+                // cluster's revision, which writes outside /tether/ move.
+                let newest = response.responses.first?.responseRange.kvs.first?.modRevision ?? base
+                let revision = UInt64(max(0, (response.succeeded ? response.header.revision : newest) - base))
                 inbox.post { done(response.succeeded ? .committed(revision: revision) : .stale(revision: revision)) }
             } catch {
                 let failure = EtcdLedger.failure(error)
@@ -118,6 +123,12 @@ public final class EtcdLedger: Ledger {
         let record = EtcdCodec.Record(host: host, sequence: sequence, tag: proposal.tag, origin: proposal.origin,
                                       changes: EtcdCodec.stateEventsSayAll(proposal.changes) ? nil : proposal.changes)
         request.success.append(EtcdClient.put(Array(EtcdKeys.commit.utf8), try EtcdCodec.encodeRecord(record)))
+        var newest = Etcdserverpb_RangeRequest()
+        newest.key = Data(EtcdKeys.commit.utf8)
+        newest.keysOnly = true
+        var op = Etcdserverpb_RequestOp()
+        op.request = .requestRange(newest)
+        request.failure = [op]
         return request
     }
 
@@ -168,9 +179,15 @@ public final class EtcdLedger: Ledger {
         let batch = barrierWaiting
         barrierWaiting.removeAll()
         barrierInFlight = true
+        // The revision of the newest tetherd commit (every one writes the
+        // commit record), read linearizably: what the host must have
+        // installed. Not the cluster's revision: writes outside /tether/
+        // never reach the host's watch, and a read waiting for them would
+        // wait forever (found by the benchmark, whose etcd rows write the
+        // same cluster).
         var request = Etcdserverpb_RangeRequest()
-        request.key = Data(EtcdKeys.epoch.utf8)
-        request.countOnly = true  // linearizable: serializable stays false
+        request.key = Data(EtcdKeys.commit.utf8)
+        request.keysOnly = true  // linearizable: serializable stays false
         let client = self.client
         let inbox = self.inbox
         let base = self.base
@@ -178,7 +195,7 @@ public final class EtcdLedger: Ledger {
             let result: Result<UInt64, VarlinkError>
             do {
                 let response = try await client.kv.range(request, options: EtcdClient.unary)
-                result = .success(UInt64(max(0, response.header.revision - base)))
+                result = .success(UInt64(max(0, (response.kvs.first?.modRevision ?? base) - base)))
             } catch {
                 if EtcdLedger.isTransportFailure(error) { client.failover() }
                 result = .failure(VarlinkError(TetherError(.busy, "etcd did not answer the read's barrier (\(EtcdBackend.describe(error))): retry, or run tetherd --reads serializable to read the host's copy")))
