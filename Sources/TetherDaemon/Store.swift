@@ -279,16 +279,9 @@ public final class Store {
                     do throws(VarlinkError) { try plan.stage(op, index: i) } catch { throw WrappedVarlinkError(error: error) }
                 }
             }
-        } catch let wrapped as WrappedVarlinkError {
-            plan.abandon()
-            throw wrapped.error
-        } catch let error as TetherError {
-            // Refused at commit: a one-op call names its state.
-            plan.abandon()
-            throw VarlinkError(error, name: ops.count == 1 ? ops[0].name : nil, op: ops.count == 1 ? 0 : nil)
         } catch {
             plan.abandon()
-            throw VarlinkError(TetherError(.invalidArgument, "\(error)"))
+            throw Store.stagingFailure(error, ops)
         }
         let changed = plan.changedNames()
         guard !changed.isEmpty else {
@@ -302,6 +295,16 @@ public final class Store {
         }
         try commit(Commit(revision: revision, changes: changes, tag: tag, origin: origin))
         return WriteReply(revision: revision, changed: true)
+    }
+
+    /// The error a call gets when staging its ops (or the runtime's
+    /// commit of them) failed: a one-op call's names its state.
+    static func stagingFailure(_ error: Error, _ ops: [Op]) -> VarlinkError {
+        if let wrapped = error as? WrappedVarlinkError { return wrapped.error }
+        if let tether = error as? TetherError {
+            return VarlinkError(tether, name: ops.count == 1 ? ops[0].name : nil, op: ops.count == 1 ? 0 : nil)
+        }
+        return VarlinkError(TetherError(.invalidArgument, "\(error)"))
     }
 
     /// What a write is refused for before any op is staged: its tag, the

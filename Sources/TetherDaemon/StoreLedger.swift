@@ -45,15 +45,9 @@ extension Store {
             }
         } catch is PlanOnly {
             plan.abandon()
-        } catch let wrapped as WrappedVarlinkError {
-            plan.abandon()
-            throw wrapped.error
-        } catch let error as TetherError {
-            plan.abandon()
-            throw VarlinkError(error, name: ops.count == 1 ? ops[0].name : nil, op: ops.count == 1 ? 0 : nil)
         } catch {
             plan.abandon()
-            throw VarlinkError(TetherError(.invalidArgument, "\(error)"))
+            throw Store.stagingFailure(error, ops)
         }
         var images: [StateImage] = []
         var changed = Set<String>()
