@@ -53,12 +53,14 @@ public enum EtcdBackend: StoreBackend {
     static func retrying<T: Sendable>(_ client: EtcdClient, _ log: EventLog, _ body: @escaping @Sendable () async throws -> T) throws -> T {
         let deadline = ContinuousClock.now + startDeadline
         while true {
+            let generation = client.generation
             do {
                 return try client.blocking(body)
             } catch {
                 guard EtcdLedger.isTransportFailure(error), ContinuousClock.now < deadline else { throw error }
-                let now = client.failover()
-                log.event("etcd-failover", "to" => now, "reason" => describe(error))
+                if let now = client.failover(from: generation) {
+                    log.event("etcd-failover", "to" => now, "reason" => describe(error))
+                }
             }
         }
     }

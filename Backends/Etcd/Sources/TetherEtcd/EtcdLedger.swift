@@ -78,6 +78,7 @@ public final class EtcdLedger: Ledger {
         let client = self.client
         let inbox = self.inbox
         let base = self.base
+        let generation = client.generation
         Task {
             do {
                 let response = try await client.kv.txn(request, options: EtcdClient.unary)
@@ -90,8 +91,7 @@ public final class EtcdLedger: Ledger {
                 inbox.post { done(response.succeeded ? .committed(revision: revision) : .stale(revision: revision)) }
             } catch {
                 let failure = EtcdLedger.failure(error)
-                if EtcdLedger.isTransportFailure(error) {
-                    let now = client.failover()
+                if EtcdLedger.isTransportFailure(error), let now = client.failover(from: generation) {
                     inbox.post { [weak self] in self?.log?.event("etcd-failover", "to" => now, "reason" => EtcdBackend.describe(error)) }
                 }
                 inbox.post { done(.failed(failure)) }
@@ -191,13 +191,14 @@ public final class EtcdLedger: Ledger {
         let client = self.client
         let inbox = self.inbox
         let base = self.base
+        let generation = client.generation
         Task {
             let result: Result<UInt64, VarlinkError>
             do {
                 let response = try await client.kv.range(request, options: EtcdClient.unary)
                 result = .success(UInt64(max(0, (response.kvs.first?.modRevision ?? base) - base)))
             } catch {
-                if EtcdLedger.isTransportFailure(error) { client.failover() }
+                if EtcdLedger.isTransportFailure(error) { client.failover(from: generation) }
                 result = .failure(VarlinkError(TetherError(.busy, "etcd did not answer the read's barrier (\(EtcdBackend.describe(error))): retry, or run tetherd --reads serializable to read the host's copy")))
             }
             inbox.post { [weak self] in

@@ -54,6 +54,7 @@ final class EtcdWatchFollower: @unchecked Sendable {
         delivered = start - 1
         var pause: Duration = .milliseconds(50)
         while !Task.isCancelled {
+            let generation = client.generation
             do {
                 try await watchOnce()
             } catch let stop as Stop {
@@ -64,7 +65,7 @@ final class EtcdWatchFollower: @unchecked Sendable {
                 let reason = "\(error)"
                 let from = delivered + 1
                 // A member that stopped answering: the watch resumes on the next.
-                if EtcdLedger.isTransportFailure(error) && !(error is WatchCanceled) { client.failover() }
+                if EtcdLedger.isTransportFailure(error) && !(error is WatchCanceled) { client.failover(from: generation) }
                 inbox.post { [weak ledger] in ledger?.say("etcd-watch-restart", [("from", "\(from)"), ("reason", reason)]) }
             }
             // Reconnects back off a little, so a cluster without a leader
