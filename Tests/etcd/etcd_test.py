@@ -475,7 +475,7 @@ def main():
         a.stop()
         b.stop()
         subprocess.run([CLUSTER, "down", cluster])
-        if failed == 0:
+        if failed == 0 and not os.environ.get("TETHER_ETCD_KEEP"):
             subprocess.run(["rm", "-rf", directory])
         else:
             print("etcd: logs kept in %s" % directory)

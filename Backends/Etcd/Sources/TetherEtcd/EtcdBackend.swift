@@ -81,6 +81,7 @@ public enum EtcdBackend: StoreBackend {
         request.success = [EtcdClient.put(key, Array(candidate.utf8))]
         request.failure = [EtcdClient.range(key)]
         let response = try await client.kv.txn(request, options: EtcdClient.unary)
+        client.saw(term: response.header.raftTerm)
         if response.succeeded { return (candidate, response.header.revision) }
         guard let kv = response.responses.first?.responseRange.kvs.first else {
             throw TetherError(.loopFailure, "\(client.summary): the epoch key \(EtcdKeys.epoch) vanished while it was read")

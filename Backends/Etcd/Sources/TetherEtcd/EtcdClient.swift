@@ -32,6 +32,9 @@ final class EtcdClient: @unchecked Sendable {
     private var unaryKV: Etcdserverpb_KV.Client<HTTP2ClientTransport.Posix>
     private var callsOnConnection = 0
     private var closed = false
+    /// The highest Raft term any answer carried (`saw`): a call in flight
+    /// when it grows was caught in an election (EtcdLeaderChange.swift).
+    private var term: UInt64 = 0
     /// Unary calls made on one connection before the next goes to a new
     /// one (well under the 200 resets in 10 s that end a connection: at 150
     /// a connection still failed now and then, under the test's mix of
@@ -166,6 +169,29 @@ final class EtcdClient: @unchecked Sendable {
             callsOnConnection = 1
         }
         return unaryKV
+    }
+
+    /// The Maintenance service on the unary connection (Status, for the
+    /// leader-change check), not counted against the connection's calls:
+    /// it is asked only while a call is overdue.
+    var maintenance: Etcdserverpb_Maintenance.Client<HTTP2ClientTransport.Posix> {
+        lock.lock()
+        defer { lock.unlock() }
+        return Etcdserverpb_Maintenance.Client(wrapping: unaryClient)
+    }
+
+    /// Notes the Raft term of an answer.
+    func saw(term answered: UInt64) {
+        lock.lock()
+        if answered > term { term = answered }
+        lock.unlock()
+    }
+
+    /// The highest Raft term seen so far (0 before the first answer).
+    var knownTerm: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return term
     }
 
     var summary: String { "etcd " + endpoints.map { "http://\($0.host):\($0.port)" }.joined(separator: ",") }

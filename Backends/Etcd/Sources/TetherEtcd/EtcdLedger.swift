@@ -81,7 +81,8 @@ public final class EtcdLedger: Ledger {
         let generation = client.generation
         Task {
             do {
-                let response = try await client.kv.txn(request, options: EtcdClient.unary)
+                let response = try await client.unlessLeaderChanges { try await client.kv.txn(request, options: EtcdClient.unary) }
+                client.saw(term: response.header.raftTerm)
                 // Committed: the header's revision is the commit's own.
                 // Stale: the host catches up to the newest tetherd commit
                 // (the failure branch reads the commit record), not to the
@@ -135,7 +136,7 @@ public final class EtcdLedger: Ledger {
     /// Whether a call failed for want of an answer (a member frozen, cut
     /// off or gone), not because etcd refused it.
     static func isTransportFailure(_ error: Error) -> Bool {
-        if error is TetherError { return false }
+        if error is TetherError || error is LeaderChanged { return false }
         guard let rpc = error as? RPCError else { return true }
         return rpc.code == .deadlineExceeded || rpc.code == .unavailable
     }
@@ -143,6 +144,9 @@ public final class EtcdLedger: Ledger {
     /// The error a call gets when its Txn failed: what etcd refused, or,
     /// when it did not answer, an outcome the caller must find out.
     static func failure(_ error: Error) -> VarlinkError {
+        if let change = error as? LeaderChanged {
+            return VarlinkError(TetherError(.timedOut, "\(change): the write's outcome is unknown; read the state to learn whether it was applied"))
+        }
         guard let rpc = error as? RPCError else {
             return VarlinkError(TetherError(.timedOut, "etcd did not answer the write (\(error)): its outcome is unknown; read the state to learn whether it was applied"))
         }
@@ -188,6 +192,7 @@ public final class EtcdLedger: Ledger {
         var request = Etcdserverpb_RangeRequest()
         request.key = Data(EtcdKeys.commit.utf8)
         request.keysOnly = true  // linearizable: serializable stays false
+        let barrier = request
         let client = self.client
         let inbox = self.inbox
         let base = self.base
@@ -195,7 +200,8 @@ public final class EtcdLedger: Ledger {
         Task {
             let result: Result<UInt64, VarlinkError>
             do {
-                let response = try await client.kv.range(request, options: EtcdClient.unary)
+                let response = try await client.unlessLeaderChanges { try await client.kv.range(barrier, options: EtcdClient.unary) }
+                client.saw(term: response.header.raftTerm)
                 result = .success(UInt64(max(0, (response.kvs.first?.modRevision ?? base) - base)))
             } catch {
                 if EtcdLedger.isTransportFailure(error) { client.failover(from: generation) }
