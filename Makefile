@@ -90,7 +90,7 @@ FUZZ_SECONDS ?= 60
 # The bounded fuzz run inside `make test`.
 TEST_FUZZ_SECONDS ?= 30
 
-.PHONY: all build deps run lesson demo test swift-test install install-docs check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test robustness-etcd \
+.PHONY: all build deps run lesson demo test swift-test install install-docs check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test etcd-daemon-tests robustness-etcd \
 	asan-daemon valgrind-daemon
 
 all: build
@@ -166,6 +166,7 @@ test: deps
 	install_rc=0; $(MAKE) --no-print-directory check-install || install_rc=$$?; \
 	fuzz_rc=0; FUZZ_FRESH=1 $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) || fuzz_rc=$$?; \
 	etcd_rc=0; $(MAKE) --no-print-directory etcd-test || etcd_rc=$$?; \
+	$(MAKE) --no-print-directory etcd-daemon-tests || etcd_rc=$$?; \
 	EXTRA_RESULTS="swift-test=$$swift_rc swift-skips=$$skips_rc check-install=$$install_rc fuzz=$$fuzz_rc etcd=$$etcd_rc" bash Tests/CTests/run.sh
 
 install: build
@@ -284,6 +285,14 @@ etcd-test: deps
 	@set -o pipefail; cd $(ETCD_DIR) && $(SWIFT) build --product tetherd-etcd 2>&1 | { grep -v "the use of .mktemp. is dangerous" || true; }
 	$(SWIFT) build --product tetherd
 	python3 Tests/etcd/etcd_test.py --tetherd $(ETCD_DIR)/.build/debug/tetherd-etcd --sqlite-tetherd .build/debug/tetherd
+
+# The daemon tests (DaemonTests, the PyPI varlink client's included)
+# against a tetherd on etcd, apart from the documented differences
+# (Tests/etcd/daemon-test-differences.txt); make test runs it.
+etcd-daemon-tests: deps
+	@set -o pipefail; cd $(ETCD_DIR) && $(SWIFT) build --product tetherd-etcd 2>&1 | { grep -v "the use of .mktemp. is dangerous" || true; }
+	@set -o pipefail; mkdir -p .build; bash Tests/etcd/daemon-tests.sh $(ETCD_DIR)/.build/debug/tetherd-etcd 2>&1 | tee .build/etcd-daemon-tests.log
+	bash Tests/check-skips.sh .build/etcd-daemon-tests.log
 
 # The etcd backend under faults (Tests/etcd/robustness_etcd.py): two
 # tetherds on a 3-member cluster, writers and resuming watchers on both,

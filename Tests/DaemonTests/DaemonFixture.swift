@@ -88,8 +88,16 @@ final class DaemonFixture {
         process.arguments = ["--address", "unix:\(socketPath)", "--data-dir", dataDirectory ?? directory + "/data"] + arguments
         if let etcd = DaemonFixture.etcdBackend {
             // The same test against a tetherd on etcd (Tests/etcd/daemon-tests.sh):
-            // a fresh cluster keyspace each time, and SQLite's own options left out.
-            try DaemonFixture.wipeEtcd(etcd.endpoints)
+            // SQLite's own options left out, and a fresh cluster keyspace for
+            // each new store. A data directory an earlier daemon of the test
+            // had stands for the same store (a restart): kept.
+            let given = process.arguments!
+            let data = given.lastIndex(of: "--data-dir").flatMap { $0 + 1 < given.count ? given[$0 + 1] : nil } ?? directory + "/data"
+            if !FileManager.default.fileExists(atPath: data) {
+                try DaemonFixture.wipeEtcd(etcd.endpoints)
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            }
             process.executableURL = URL(fileURLWithPath: etcd.tetherd)
             process.arguments = DaemonFixture.withoutSQLiteOptions(process.arguments!) + ["--backend", "etcd:" + etcd.endpoints]
         }
@@ -143,6 +151,10 @@ final class DaemonFixture {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// The longest a program run by `run` may take (the slowest, a
+    /// daemon's start on a loaded machine, takes a few seconds).
+    static let runDeadline: Double = 120
+
     /// Runs a built product or any program; returns status and output.
     /// `unset`: variables of this process's environment the child does not get.
     static func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
@@ -167,6 +179,12 @@ final class DaemonFixture {
             child.standardInput = FileHandle.nullDevice
             try child.run()
         }
+        // A child that never ends (a second daemon that should have been
+        // refused, and was not) fails its test instead of hanging the run:
+        // SIGKILLed after `runDeadline`, its pipes then end.
+        let pid = child.processIdentifier
+        let overdue = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + runDeadline, execute: overdue)
         // Read both to the end before waiting: a full pipe would block it.
         final class Box: @unchecked Sendable { var data = Data() }
         let errBox = Box()
@@ -177,6 +195,10 @@ final class DaemonFixture {
         group.wait()
         let errData = errBox.data
         child.waitUntilExit()
+        overdue.cancel()
+        if child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL {
+            throw FixtureError("\(executable) \(arguments.joined(separator: " ")) did not end within \(Int(runDeadline)) s: killed; it wrote:\n\(String(decoding: errData, as: UTF8.self))")
+        }
         return (child.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 
