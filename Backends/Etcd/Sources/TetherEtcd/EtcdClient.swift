@@ -35,6 +35,8 @@ final class EtcdClient: @unchecked Sendable {
     /// The highest Raft term any answer carried (`saw`): a call in flight
     /// when it grows was caught in an election (EtcdLeaderChange.swift).
     private var term: UInt64 = 0
+    /// The calls in flight that a leader's change may end early.
+    let overdueCalls = OverdueCalls()
     /// Unary calls made on one connection before the next goes to a new
     /// one (well under the 200 resets in 10 s that end a connection: at 150
     /// a connection still failed now and then, under the test's mix of

@@ -79,9 +79,15 @@ public final class EtcdLedger: Ledger {
         let inbox = self.inbox
         let base = self.base
         let generation = client.generation
-        Task {
+        client.overdueWatched { ended in
             do {
-                let response = try await client.unlessLeaderChanges { try await client.kv.txn(request, options: EtcdClient.unary) }
+                let response: Etcdserverpb_TxnResponse
+                do {
+                    response = try await client.kv.txn(request, options: EtcdClient.unary)
+                    _ = ended()
+                } catch {
+                    throw ended() ?? error
+                }
                 client.saw(term: response.header.raftTerm)
                 // Committed: the header's revision is the commit's own.
                 // Stale: the host catches up to the newest tetherd commit
@@ -197,10 +203,16 @@ public final class EtcdLedger: Ledger {
         let inbox = self.inbox
         let base = self.base
         let generation = client.generation
-        Task {
+        client.overdueWatched { ended in
             let result: Result<UInt64, VarlinkError>
             do {
-                let response = try await client.unlessLeaderChanges { try await client.kv.range(barrier, options: EtcdClient.unary) }
+                let response: Etcdserverpb_RangeResponse
+                do {
+                    response = try await client.kv.range(barrier, options: EtcdClient.unary)
+                    _ = ended()
+                } catch {
+                    throw ended() ?? error
+                }
                 client.saw(term: response.header.raftTerm)
                 result = .success(UInt64(max(0, (response.kvs.first?.modRevision ?? base) - base)))
             } catch {
