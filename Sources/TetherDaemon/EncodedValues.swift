@@ -93,8 +93,15 @@ extension Store {
     /// this way (null, whose reply has no "value"; a value the writer
     /// refuses, whose error the ordinary path gives).
     static func fragment(of value: Value) -> [UInt8]? {
-        if value == .null { return nil }
         var out: [UInt8] = []
+        return appendFragment(of: value, to: &out) ? out : nil
+    }
+
+    /// Appends `fragment(of: value)` to `out`; false, with nothing
+    /// appended, for what does not go this way.
+    static func appendFragment(of value: Value, to out: inout [UInt8]) -> Bool {
+        if value == .null { return false }
+        let start = out.count
         out.append(contentsOf: #""value":"#.utf8)
         do {
             try value.writeJSON(into: &out)
@@ -106,9 +113,10 @@ extension Store {
             out.append(contentsOf: #","type":"#.utf8)
             try Value.string(value.type.wireName).writeJSON(into: &out)
         } catch {
-            return nil
+            out.removeSubrange(start...)
+            return false
         }
-        return out
+        return true
     }
 
     /// `{"parameters":{` fragment `,"revision":R,"modified":M}}` and the
@@ -120,6 +128,11 @@ extension Store {
         out.reserveGrowing(fragment.count + 128)
         out.append(contentsOf: #"{"parameters":{"#.utf8)
         out.append(contentsOf: fragment)
+        appendGetReplyTail(revision: revision, modified: modified, to: &out)
+    }
+
+    /// `,"revision":R,"modified":M}}` and the NUL: a Get reply's end.
+    static func appendGetReplyTail(revision: UInt64, modified: UInt64, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
             let p = buffer.baseAddress!
             var n = copy(#","revision":"#, to: p)

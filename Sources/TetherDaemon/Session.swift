@@ -191,10 +191,18 @@ public final class Session {
         // One strong reference for the fast path: each use of the unowned
         // `service` is a reference count check and pair (~25 instructions).
         let service = self.service
-        if service.simpleCalls, let grant, let set = SimpleSetCall.parse(raw, maxDepth: service.store.limits.maxDepth) {
-            service.metrics.called(.set)
-            handleSimpleSet(set, grant, service)
-            return
+        if service.simpleCalls, let grant {
+            if let set = SimpleSetCall.parse(raw, maxDepth: service.store.limits.maxDepth) {
+                service.metrics.called(.set)
+                handleSimpleSet(set, grant, service)
+                return
+            }
+            // A read a ledger's barrier must hold back goes the ordinary way.
+            if service.store.ledger == nil || !service.store.readsAfterBarrier, let get = SimpleGetCall.parse(raw) {
+                service.metrics.called(.get)
+                handleSimpleGet(get, grant, service)
+                return
+            }
         }
         // A session without a grant was refused at accept and is never
         // read: its rights are decided before any of its bytes is parsed.
@@ -369,6 +377,23 @@ public final class Session {
             let reply = try store.write(Op(name: set.name, path: .root, write: .set(set.value)), tag: nil, origin: nil)
             WriteReplyBytes.append(reply, to: &output)
             service.queue(self)
+        } catch {
+            send(error.reply, oneway: false)
+        }
+    }
+
+    /// A Get that `SimpleGetCall` read: what `handleTether` does for
+    /// `.get` at the root, with the reply written without a `Value` tree.
+    private func handleSimpleGet(_ get: SimpleGetCall, _ grant: Grant, _ service: Service) {
+        let store = service.store
+        do throws(VarlinkError) {
+            try StateName.check(get.name, parameter: "name", limits: store.limits)
+            try mayRead(get.name, grant)
+            if try store.appendGet(get.name, to: &output) {
+                service.queue(self)
+            } else {
+                send(Reply(parameters: try store.get(get.name, at: .root).parameters), oneway: false)
+            }
         } catch {
             send(error.reply, oneway: false)
         }

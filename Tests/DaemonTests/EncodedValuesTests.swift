@@ -40,7 +40,7 @@ final class EncodedValuesTests: XCTestCase {
         call.withUnsafeBytes { c.session.receive($0) }
         let fresh = c.session.takeOutput()
         d.store.keepsEncodedValues = true
-        XCTAssertTrue(kept == fresh, "\(String(decoding: kept.prefix(300), as: UTF8.self))", file: file, line: line)
+        XCTAssertTrue(kept == fresh, "\(String(decoding: kept.prefix(300), as: UTF8.self)) against \(String(decoding: fresh.prefix(300), as: UTF8.self))", file: file, line: line)
         return kept
     }
 
