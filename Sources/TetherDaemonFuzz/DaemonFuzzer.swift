@@ -36,10 +36,10 @@ import TetherWire
 ///    - the path watches reproduce what Get at their path reads;
 ///    - a Watch from revision 0 replays what the live watch got (or
 ///      resyncs, flagged, when the log no longer holds revision 1);
-///    - (beside, in `FastPathCheck`) every message gets the same reply
-///      bytes, revision and close from a second pair of daemons, one with
-///      the fast paths off;
-///    - the daemon's SQLite store (synced after each message, as the
+///    - (the `fastpath` target, `FastPathCheck`) every message gets the
+///      same reply bytes, revision and close from a pair of daemons, one
+///      with the fast paths off;
+///    - (the `store` target) the daemon's SQLite store (synced after each message, as the
 ///      daemon does at the end of each loop turn), opened again as a
 ///      restarted daemon would, holds the same revision, epoch, states
 ///      (Get and Describe answer the same) and log (a Watch from the
@@ -62,35 +62,51 @@ public enum DaemonFuzzer {
     /// What one fuzz process runs on each input. Every input paid for the
     /// SQLite store and its restart comparison (31 inputs a second; an
     /// hour reached ~110k inputs, where libFuzzer's yield needs millions),
-    /// so the checks are two targets, each its own libFuzzer run
-    /// (`make fuzz` runs both; docs/robustness.md, "The fuzzer").
+    /// and then for three in-process daemons (the fast-path comparison's
+    /// two beside the checked one), so the checks are three targets, each
+    /// its own libFuzzer run with its own corpus (`make fuzz` runs all;
+    /// docs/robustness.md, "The fuzzer"). Every check runs in one of them
+    /// on every input of that target; a replay with no target runs all.
     public enum Target: String, Sendable, CaseIterable {
-        /// The frame decoder, the fast-path comparison, and the dispatcher
-        /// and sessions on an in-memory store: everything but the disk.
+        /// The frame decoder, and the dispatcher and sessions on an
+        /// in-memory store, watched: one daemon per input.
         case fast
+        /// The fast paths against the slow path (`FastPathCheck`): two
+        /// daemons, no watches, the same messages.
+        case fastpath
         /// The dispatcher on the SQLite store, synced after each message
         /// and opened again as a restarted daemon would.
         case store
     }
 
     /// Runs one input; returns the violations (empty when every invariant
-    /// held). `target` nil runs both targets' checks (FuzzRegressionTests).
+    /// held). `target` nil runs every target's checks (FuzzRegressionTests).
     public static func run(_ input: UnsafeRawBufferPointer, target: Target? = nil) -> [String] {
         defer { Decodes.reset() }
         var problems: [String] = []
-        if target != .store {
+        if target == nil || target == .fast {
             checkDecoder(input, &problems)
+        }
+        if target == nil || target == .fastpath {
             FastPathCheck.run(input, &problems)
         }
-        if target != .fast {
+        if target == nil || target == .store {
             // The store's row readers (and an input that is an SQLite file,
             // loaded, salvaged and loaded again) belong to the disk's target.
             problems += SQLiteStore.checkReaders(input, scratch: storeScratch)
         }
-        var run = SessionRun(durable: target != .fast)
-        run.feed(input)
-        run.finish()
-        problems += run.problems
+        if target == nil || target == .fast {
+            var run = SessionRun(durable: false)
+            run.feed(input)
+            run.finish()
+            problems += run.problems
+        }
+        if target == nil || target == .store {
+            var run = SessionRun(durable: true)
+            run.feed(input)
+            run.finish()
+            problems += run.problems
+        }
         return problems
     }
 
