@@ -515,10 +515,28 @@ public final class Service {
 
     /// Called now and then: every watch that was sent nothing since the
     /// last tick gets a progress reply (it is alive, and has seen all).
+    /// Every watch sent progress gets the same reply (the revision and the
+    /// epoch are the store's), so it is encoded once per tick, not once per
+    /// watch.
     public func idleTick() {
+        var progress: [UInt8]?
         for w in watchers where !w.behind {
-            if !w.sentSinceTick { sendProgress(w) }
+            if !w.sentSinceTick {
+                if progress == nil { progress = encodedProgress() }
+                w.session.send(encoded: progress!)
+                w.sentRevision = store.revision
+            }
             w.sentSinceTick = false
         }
+    }
+
+    /// The progress reply at the store's revision (not a resync), as
+    /// `sendProgress` writes it.
+    private func encodedProgress() -> [UInt8] {
+        let reply = WatchReply(event: .progress(resync: false), revision: store.revision, epoch: store.epoch)
+        var out: [UInt8] = []
+        // A progress holds no double: it always writes.
+        try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &out)
+        return out
     }
 }
