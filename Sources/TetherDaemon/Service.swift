@@ -24,7 +24,7 @@ public final class Service {
     /// store; nil for `--memory` and for stores synced by hand in tests).
     public let committer: GroupCommitter?
     /// What `--metrics` and io.tether.Metrics report (Metrics.swift).
-    public let metrics = Metrics()
+    public private(set) var metrics = Metrics()
     /// Whether a Set of the common shape skips the generic parse
     /// (`SimpleSetCall`). Off only to compare the two paths' replies
     /// (SimpleSetCallTests, the fuzzer).
@@ -49,6 +49,30 @@ public final class Service {
         committer = store.sink as? GroupCommitter
         committer?.metrics = metrics
         store.onCommit = { [unowned self] commit in self.publish(commit) }
+    }
+
+    /// Forgets every connection and empties the store (`Store.reset`):
+    /// afterwards the service answers exactly as a new one on a new store
+    /// would (ServiceResetTests pins it, reply for reply). The sessions
+    /// opened before are the caller's to drop: they must not be used
+    /// again. The fuzzer's fast targets keep one daemon across inputs and
+    /// reset it before each: making a daemon per input was ~2% of an
+    /// input (perf), and a reset one runs an input as a fresh one would,
+    /// so a crash still reproduces from its input alone. Only for an
+    /// in-memory store (no group commit).
+    public func reset() throws(TetherError) {
+        precondition(committer == nil, "Service.reset is only for an in-memory store")
+        try store.reset()
+        connectionCount = 0
+        watchers = []
+        pending = []
+        ending = []
+        holding = []
+        let fresh = Metrics()
+        fresh.namesByPrefix = metrics.namesByPrefix
+        fresh.storeFiles = metrics.storeFiles
+        metrics = fresh
+        admission.forgetConnections()
     }
 
     public var watchCount: Int { watchers.count }

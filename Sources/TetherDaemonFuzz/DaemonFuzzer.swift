@@ -232,9 +232,31 @@ struct SessionRun {
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(directoryPath + "/tether.db" + suffix) }
     }
 
+    /// The owner's grants to the others: read-write `a`, read `b`.
+    static let policy = AccessPolicy(owner: SessionRun.owner, entries: [
+        .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
+        .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
+    ])
+
+    /// The fast target's daemon, kept across inputs and reset before each
+    /// (`Service.reset`: it then answers as a new one would, so an input's
+    /// run does not depend on the inputs before it).
+    nonisolated(unsafe) static var keptService: Service?
+    static var kept: Service {
+        if let service = keptService {
+            try! service.reset()
+            return service
+        }
+        let store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+        let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
+        keptService = service
+        return service
+    }
+
     init(durable: Bool) {
         SessionRun.directoryPath = SessionRun.directory
         let store: Store
+        let service: Service
         if durable {
             SessionRun.removeStore()
             // Not exclusive: checkRestart reads it through a second connection while it is open.
@@ -243,16 +265,13 @@ struct SessionRun {
             try! sqlite.start(epoch: F.epoch)
             self.sqlite = sqlite
             store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
+            service = Service(store: store, policy: SessionRun.policy, log: EventLog(quiet: true))
         } else {
             sqlite = nil
-            store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+            service = SessionRun.kept
+            store = service.store
         }
         self.store = store
-        let policy = AccessPolicy(owner: SessionRun.owner, entries: [
-            .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
-            .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
-        ])
-        let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
         self.service = service
         func watch(_ parameters: [String: Value]) -> Client {
             let c = Client(service.open(peer: Peer(pid: 2, uid: SessionRun.owner, gid: getgid())), store: store)
