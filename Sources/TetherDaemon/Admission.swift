@@ -53,6 +53,16 @@ final class Admission {
         descriptorBase = Admission.openDescriptors()
     }
 
+    /// As a new Admission (`Service.reset`): no connection, no input, no
+    /// refusal counted; the descriptor figures, which are the process's,
+    /// stay.
+    func forgetConnections() {
+        connections = [:]
+        input = [:]
+        openConnections = 0
+        refusedSinceLog = [:]
+    }
+
     enum Decision: Equatable {
         case admitted
         case refused(VarlinkError)

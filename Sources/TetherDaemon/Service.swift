@@ -24,7 +24,7 @@ public final class Service {
     /// store; nil for `--memory` and for stores synced by hand in tests).
     public let committer: GroupCommitter?
     /// What `--metrics` and io.tether.Metrics report (Metrics.swift).
-    public let metrics = Metrics()
+    public private(set) var metrics = Metrics()
     /// Whether a Set of the common shape skips the generic parse
     /// (`SimpleSetCall`). Off only to compare the two paths' replies
     /// (SimpleSetCallTests, the fuzzer).
@@ -49,6 +49,30 @@ public final class Service {
         committer = store.sink as? GroupCommitter
         committer?.metrics = metrics
         store.onCommit = { [unowned self] commit in self.publish(commit) }
+    }
+
+    /// Forgets every connection and empties the store (`Store.reset`):
+    /// afterwards the service answers exactly as a new one on a new store
+    /// would (ServiceResetTests pins it, reply for reply). The sessions
+    /// opened before are the caller's to drop: they must not be used
+    /// again. The fuzzer's fast targets keep one daemon across inputs and
+    /// reset it before each: making a daemon per input was ~2% of an
+    /// input (perf), and a reset one runs an input as a fresh one would,
+    /// so a crash still reproduces from its input alone. Only for an
+    /// in-memory store (no group commit).
+    public func reset() throws(TetherError) {
+        precondition(committer == nil, "Service.reset is only for an in-memory store")
+        try store.reset()
+        connectionCount = 0
+        watchers = []
+        pending = []
+        ending = []
+        holding = []
+        let fresh = Metrics()
+        fresh.namesByPrefix = metrics.namesByPrefix
+        fresh.storeFiles = metrics.storeFiles
+        metrics = fresh
+        admission.forgetConnections()
     }
 
     public var watchCount: Int { watchers.count }
@@ -515,10 +539,28 @@ public final class Service {
 
     /// Called now and then: every watch that was sent nothing since the
     /// last tick gets a progress reply (it is alive, and has seen all).
+    /// Every watch sent progress gets the same reply (the revision and the
+    /// epoch are the store's), so it is encoded once per tick, not once per
+    /// watch.
     public func idleTick() {
+        var progress: [UInt8]?
         for w in watchers where !w.behind {
-            if !w.sentSinceTick { sendProgress(w) }
+            if !w.sentSinceTick {
+                if progress == nil { progress = encodedProgress() }
+                w.session.send(encoded: progress!)
+                w.sentRevision = store.revision
+            }
             w.sentSinceTick = false
         }
+    }
+
+    /// The progress reply at the store's revision (not a resync), as
+    /// `sendProgress` writes it.
+    private func encodedProgress() -> [UInt8] {
+        let reply = WatchReply(event: .progress(resync: false), revision: store.revision, epoch: store.epoch)
+        var out: [UInt8] = []
+        // A progress holds no double: it always writes.
+        try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &out)
+        return out
     }
 }

@@ -44,7 +44,10 @@ public final class Store {
     public let limits: Limits
     public internal(set) var revision: UInt64
     public let epoch: String
-    let runtime: Runtime
+    /// The daemon's own runtime (a fresh one after `reset`).
+    private(set) var runtime: Runtime
+    /// The revision a new store starts at (`reset` goes back to it).
+    private let startRevision: UInt64
     private(set) var records: [String: StateRecord] = [:]
     /// Every name, in byte order (List pages through it).
     private(set) var sortedNames = SortedNames()
@@ -95,12 +98,45 @@ public final class Store {
         self.maxStates = max(1, maxStates)
         self.epoch = epoch
         revision = startRevision
+        self.startRevision = startRevision
         log = CommitLog(capacity: logCapacity, maxBytes: logBytes)
         self.sink = sink
         // The daemon's own runtime: driven by nobody (the daemon needs no
         // observers of its own), no locks (one thread touches it).
-        runtime = try Runtime(Runtime.Options(loop: .host, singleThreaded: true))
+        runtime = try Store.makeRuntime()
+    }
+
+    /// The daemon's own runtime: driven by nobody (the daemon needs no
+    /// observers of its own), no locks (one thread touches it).
+    private static func makeRuntime() throws(TetherError) -> Runtime {
+        let runtime = try Runtime(Runtime.Options(loop: .host, singleThreaded: true))
         try Runtimes.nameStatesWithoutHandles(in: runtime.handle)
+        return runtime
+    }
+
+    /// Empties an in-memory store: afterwards it holds and answers exactly
+    /// what a new store with the same limits, epoch and settings would (no
+    /// state, the start revision, an empty log, nothing quarantined, a
+    /// fresh runtime). The fuzzer keeps one daemon across its inputs and
+    /// resets it before each, so that an input runs as it would alone
+    /// (ServiceResetTests). Only for a store without a sink or a ledger:
+    /// a durable store's contents are the disk's.
+    public func reset() throws(TetherError) {
+        precondition(sink == nil && ledger == nil, "Store.reset empties only an in-memory store")
+        for r in records.values { free(r) }
+        records = [:]
+        sortedNames = SortedNames()
+        encodedRecords = [:]
+        encodedBytes = 0
+        log = CommitLog(capacity: log.capacity, maxBytes: log.maxBytes)
+        revision = startRevision
+        quarantined = [:]
+        quarantinedModified = [:]
+        installWaiters = []
+        sinkFailure = nil
+        groupStart = 0
+        describedInGroup = []
+        runtime = try Store.makeRuntime()
     }
 
     public var count: Int { records.count }

@@ -36,10 +36,10 @@ import TetherWire
 ///    - the path watches reproduce what Get at their path reads;
 ///    - a Watch from revision 0 replays what the live watch got (or
 ///      resyncs, flagged, when the log no longer holds revision 1);
-///    - (beside, in `FastPathCheck`) every message gets the same reply
-///      bytes, revision and close from a second pair of daemons, one with
-///      the fast paths off;
-///    - the daemon's SQLite store (synced after each message, as the
+///    - (the `fastpath` target, `FastPathCheck`) every message gets the
+///      same reply bytes, revision and close from a pair of daemons, one
+///      with the fast paths off;
+///    - (the `store` target) the daemon's SQLite store (synced after each message, as the
 ///      daemon does at the end of each loop turn), opened again as a
 ///      restarted daemon would, holds the same revision, epoch, states
 ///      (Get and Describe answer the same) and log (a Watch from the
@@ -62,35 +62,51 @@ public enum DaemonFuzzer {
     /// What one fuzz process runs on each input. Every input paid for the
     /// SQLite store and its restart comparison (31 inputs a second; an
     /// hour reached ~110k inputs, where libFuzzer's yield needs millions),
-    /// so the checks are two targets, each its own libFuzzer run
-    /// (`make fuzz` runs both; docs/robustness.md, "The fuzzer").
+    /// and then for three in-process daemons (the fast-path comparison's
+    /// two beside the checked one), so the checks are three targets, each
+    /// its own libFuzzer run with its own corpus (`make fuzz` runs all;
+    /// docs/robustness.md, "The fuzzer"). Every check runs in one of them
+    /// on every input of that target; a replay with no target runs all.
     public enum Target: String, Sendable, CaseIterable {
-        /// The frame decoder, the fast-path comparison, and the dispatcher
-        /// and sessions on an in-memory store: everything but the disk.
+        /// The frame decoder, and the dispatcher and sessions on an
+        /// in-memory store, watched: one daemon per input.
         case fast
+        /// The fast paths against the slow path (`FastPathCheck`): two
+        /// daemons, no watches, the same messages.
+        case fastpath
         /// The dispatcher on the SQLite store, synced after each message
         /// and opened again as a restarted daemon would.
         case store
     }
 
     /// Runs one input; returns the violations (empty when every invariant
-    /// held). `target` nil runs both targets' checks (FuzzRegressionTests).
+    /// held). `target` nil runs every target's checks (FuzzRegressionTests).
     public static func run(_ input: UnsafeRawBufferPointer, target: Target? = nil) -> [String] {
         defer { Decodes.reset() }
         var problems: [String] = []
-        if target != .store {
+        if target == nil || target == .fast {
             checkDecoder(input, &problems)
+        }
+        if target == nil || target == .fastpath {
             FastPathCheck.run(input, &problems)
         }
-        if target != .fast {
+        if target == nil || target == .store {
             // The store's row readers (and an input that is an SQLite file,
             // loaded, salvaged and loaded again) belong to the disk's target.
             problems += SQLiteStore.checkReaders(input, scratch: storeScratch)
         }
-        var run = SessionRun(durable: target != .fast)
-        run.feed(input)
-        run.finish()
-        problems += run.problems
+        if target == nil || target == .fast {
+            var run = SessionRun(durable: false)
+            run.feed(input)
+            run.finish()
+            problems += run.problems
+        }
+        if target == nil || target == .store {
+            var run = SessionRun(durable: true)
+            run.feed(input)
+            run.finish()
+            problems += run.problems
+        }
         return problems
     }
 
@@ -161,6 +177,15 @@ public enum DaemonFuzzer {
     }
 }
 
+/// A message of the input as a violation names it, made only when one is
+/// reported: quoting every message up front (a String, its debug
+/// description) was 1% of the fast target's time. Used only while the
+/// message's bytes are alive (one `deliver`).
+struct MessageName: CustomStringConvertible {
+    let bytes: UnsafeRawBufferPointer
+    var description: String { "message \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)" }
+}
+
 /// A value as compact JSON, for messages.
 func text(_ value: Value?) -> String {
     guard let value else { return "(absent)" }
@@ -207,9 +232,31 @@ struct SessionRun {
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(directoryPath + "/tether.db" + suffix) }
     }
 
+    /// The owner's grants to the others: read-write `a`, read `b`.
+    static let policy = AccessPolicy(owner: SessionRun.owner, entries: [
+        .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
+        .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
+    ])
+
+    /// The fast target's daemon, kept across inputs and reset before each
+    /// (`Service.reset`: it then answers as a new one would, so an input's
+    /// run does not depend on the inputs before it).
+    nonisolated(unsafe) static var keptService: Service?
+    static var kept: Service {
+        if let service = keptService {
+            try! service.reset()
+            return service
+        }
+        let store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+        let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
+        keptService = service
+        return service
+    }
+
     init(durable: Bool) {
         SessionRun.directoryPath = SessionRun.directory
         let store: Store
+        let service: Service
         if durable {
             SessionRun.removeStore()
             // Not exclusive: checkRestart reads it through a second connection while it is open.
@@ -218,16 +265,13 @@ struct SessionRun {
             try! sqlite.start(epoch: F.epoch)
             self.sqlite = sqlite
             store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch, sink: sqlite)
+            service = Service(store: store, policy: SessionRun.policy, log: EventLog(quiet: true))
         } else {
             sqlite = nil
-            store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
+            service = SessionRun.kept
+            store = service.store
         }
         self.store = store
-        let policy = AccessPolicy(owner: SessionRun.owner, entries: [
-            .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
-            .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
-        ])
-        let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
         self.service = service
         func watch(_ parameters: [String: Value]) -> Client {
             let c = Client(service.open(peer: Peer(pid: 2, uid: SessionRun.owner, gid: getgid())), store: store)
@@ -324,7 +368,7 @@ struct SessionRun {
         let before = store.revision
         c.session.receive(bytes)
         let replies = c.replies(&problems)
-        let what = "message \(String(decoding: bytes.prefix(120), as: UTF8.self).debugDescription)"
+        let what = MessageName(bytes: bytes)
         if c.stranger {
             checkRefused(replies, c, what)
             return
@@ -407,7 +451,7 @@ struct SessionRun {
     /// A peer without a grant is refused at accept: its PermissionDenied is
     /// there before it sends anything, nothing it sends is read (no parse
     /// error, no LimitExceeded, whatever the bytes), and it is closed.
-    private mutating func checkRefused(_ replies: [Reply], _ c: Client, _ what: String) {
+    private mutating func checkRefused(_ replies: [Reply], _ c: Client, _ what: some CustomStringConvertible) {
         if replies.map(\.error) != ["org.varlink.service.PermissionDenied"] || c.session.closeReason == nil || !c.session.isRefused {
             problems.append("\(what): a peer without a grant was answered with \(replies.map { $0.error ?? "success" }), closed: \(c.session.closeReason != nil)")
         }
@@ -421,7 +465,7 @@ struct SessionRun {
         if c.session.closeReason == nil { problems.append("a message past the limit did not close the connection") }
     }
 
-    private mutating func checkRevision(changed allowed: ClosedRange<UInt64>, _ what: String) {
+    private mutating func checkRevision(changed allowed: ClosedRange<UInt64>, _ what: some CustomStringConvertible) {
         let now = store.revision
         if now < lastRevision {
             problems.append("\(what): the revision went back from \(lastRevision) to \(now)")
@@ -433,7 +477,7 @@ struct SessionRun {
 
     /// The reply is what the interface says `call` returns (or an error it
     /// defines), with no field it does not define.
-    private mutating func check(_ reply: Reply, to call: Call, _ what: String) {
+    private mutating func check(_ reply: Reply, to call: Call, _ what: some CustomStringConvertible) {
         let service = VarlinkService.tetherd
         do throws(VarlinkError) {
             if let error = reply.error {

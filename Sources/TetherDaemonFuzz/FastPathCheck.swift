@@ -15,8 +15,7 @@ enum FastPathCheck {
         // Without a whole message there is nothing to compare (and two
         // daemons cost a third of an empty input).
         guard input.contains(0) else { return }
-        let fast = Side(fastPaths: true)
-        let slow = Side(fastPaths: false)
+        let (fast, slow) = sides()
         var start = 0
         var peers = 0
         for i in 0..<input.count where input[i] == 0 {
@@ -43,6 +42,21 @@ enum FastPathCheck {
         }
     }
 
+    /// The two daemons, kept across inputs and reset before each
+    /// (`Service.reset`: each then answers as a new one would).
+    nonisolated(unsafe) static var kept: (fast: Side, slow: Side)?
+
+    static func sides() -> (Side, Side) {
+        if let kept {
+            kept.fast.reset()
+            kept.slow.reset()
+            return kept
+        }
+        let made = (fast: Side(fastPaths: true), slow: Side(fastPaths: false))
+        kept = made
+        return made
+    }
+
     final class Side {
         let store: Store
         let service: Service
@@ -51,12 +65,14 @@ enum FastPathCheck {
         init(fastPaths: Bool) {
             store = try! Store(limits: DaemonFuzzer.limits, logCapacity: DaemonFuzzer.logCapacity, epoch: DaemonFuzzer.epoch)
             store.setsWholeStates = fastPaths
-            let policy = AccessPolicy(owner: SessionRun.owner, entries: [
-                .init(subject: .uid(SessionRun.granted), write: true, prefixes: ["a"]),
-                .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
-            ])
-            service = Service(store: store, policy: policy, log: EventLog(quiet: true))
+            service = Service(store: store, policy: SessionRun.policy, log: EventLog(quiet: true))
             service.simpleCalls = fastPaths
+            session = service.open(peer: Peer(pid: 3, uid: SessionRun.owner, gid: getgid()))
+        }
+
+        /// Empty again, with a new connection from the owner.
+        func reset() {
+            try! service.reset()
             session = service.open(peer: Peer(pid: 3, uid: SessionRun.owner, gid: getgid()))
         }
 

@@ -30,12 +30,14 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-/// TETHER_FUZZ_TARGET=fast|store picks the checks (DaemonFuzzer.Target);
-/// unset, a replay runs both and libFuzzer runs the fast one.
+/// TETHER_FUZZ_TARGET=fast|fastpath|store picks the checks
+/// (DaemonFuzzer.Target); unset, a replay runs all three and libFuzzer runs
+/// the fast one.
 let fuzzTarget: DaemonFuzzer.Target? = {
     if let name = getenv("TETHER_FUZZ_TARGET").map({ String(cString: $0) }) {
         guard let target = DaemonFuzzer.Target(rawValue: name) else {
-            fputs("tetherd-fuzz: TETHER_FUZZ_TARGET must be fast or store, not \(name)\n", stderr)
+            let names = DaemonFuzzer.Target.allCases.map(\.rawValue).joined(separator: ", ")
+            fputs("tetherd-fuzz: TETHER_FUZZ_TARGET must be one of \(names), not \(name)\n", stderr)
             exit(2)
         }
         return target

@@ -14,7 +14,7 @@ final class FuzzRegressionTests: XCTestCase {
         .deletingLastPathComponent().path + "/fuzz"
 
     /// Every file of Tests/fuzz/corpus, corpus-store (the store target's
-    /// own seeds) and regressions passes every invariant of both targets.
+    /// own seeds) and regressions passes every invariant of every target.
     func testCorpusAndRegressionsKeepEveryInvariant() throws {
         var count = 0
         for directory in ["corpus", "corpus-store", "regressions"] {

@@ -216,3 +216,42 @@ private func written(_ reply: Reply) throws -> String {
         #expect(try Reply(parsing: Array(written(reply).utf8)) == reply)
     }
 }
+
+/// `Reply.writeJSON` writes without building `Reply.object`: the bytes are
+/// the object's, member for member, and a value JSON cannot hold fails as
+/// the object's writer fails (its path from the root).
+@Suite struct ReplyWriterTests {
+    static let replies: [Reply] = {
+        var nested = ValueObject()
+        nested["a"] = .array([.null, .double(1.5), .bytes([0, 255])])
+        var withBytes = ValueObject()
+        withBytes["nested"] = .object(nested)
+        return [
+            Reply(),
+            Reply(parameters: jsonObject(#"{"revision":3,"changed":true}"#)),
+            Reply(parameters: jsonObject(#"{"event":"progress","revision":0,"epoch":"e\"1"}"#), continues: true),
+            Reply(parameters: jsonObject(#"{"description":"empty message \u0000\n\ud83d\ude00"}"#), error: "org.varlink.service.InvalidParameter"),
+            Reply(error: "io.tether.NotFound"),
+            Reply(parameters: withBytes, continues: true),
+            VarlinkError.invalidParameter("ops[2].name", "bad").reply,
+        ]
+    }()
+
+    @Test(arguments: replies)
+    func writesTheBytesOfItsObject(reply: Reply) throws {
+        var direct: [UInt8] = []
+        try reply.writeJSON(into: &direct)
+        var viaObject: [UInt8] = []
+        try Value.object(reply.object).writeJSON(into: &viaObject)
+        #expect(direct == viaObject)
+    }
+
+    @Test func aNaNFailsNamingItsPathFromTheRoot() throws {
+        var out: [UInt8] = [1, 2]
+        var nan = ValueObject()
+        nan["x"] = .double(.nan)
+        let error = varlinkError { try Reply(parameters: nan).writeJSON(into: &out) }
+        #expect(error?.detail.contains("/parameters/x") == true)
+        #expect(out == [1, 2])
+    }
+}
