@@ -915,6 +915,21 @@ def top_costs(path):
             section, ""]
 
 
+def kept_sections(path):
+    """The sections measured by their own commands, not by this run (tetherd
+    on etcd, tetherd at scale): docs/benchmarks.d/*.md, in name order,
+    copied whole, so a `make bench` keeps them instead of dropping them."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(path)), "benchmarks.d")
+    if not os.path.isdir(folder):
+        return []
+    lines = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".md"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                lines += f.read().rstrip("\n").split("\n") + [""]
+    return lines
+
+
 def write_markdown(path, chart_path, figures, status, versions, command):
     lines = []
     m = machine()
@@ -1130,6 +1145,7 @@ def write_markdown(path, chart_path, figures, status, versions, command):
     lines += report_icount.section(figures, RESULTS_DIR[0], command,
                                    versions.get("commit") or git_commit())
     lines += daemon_section(path, figures, status, versions, command)
+    lines += kept_sections(path)
     lines += top_costs(path)
     lines.append(METHODS)
     with open(path, "w", encoding="utf-8") as f:
