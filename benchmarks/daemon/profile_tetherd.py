@@ -5,8 +5,10 @@ docs/daemon-performance.md. Not part of `make bench`.
     python3 benchmarks/daemon/profile_tetherd.py LOAD [N] [--out FILE]
 
 LOAD: set (N Set calls, one at a time), get (N Get calls, one at a time),
-pipelined (N Set calls, 16 per write, or --batch), fanout (N Sets to one state
-watched by 100 connections, each Set waiting for its 100 deliveries).
+pipelined (N Set calls, 16 per write, or --batch), pipelined-get (N Gets, the
+same way), fanout (N Sets to one state watched by 100 connections, each Set
+waiting for its 100 deliveries), fanout-path (the same with each watcher
+watching the path /n of an object state, written at /n).
 Instruction counts repeat exactly from run to run, unlike times on a busy
 VM: divide a function's inclusive count by N for its cost per call.
 Prints the callgrind output file; read it with
@@ -64,7 +66,7 @@ def set_call(name, v):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("load", choices=["set", "get", "pipelined", "fanout"])
+    ap.add_argument("load", choices=["set", "get", "pipelined", "pipelined-get", "fanout", "fanout-path"])
     ap.add_argument("n", type=int, nargs="?", default=2000)
     ap.add_argument("--tetherd", default=".build/release/tetherd")
     ap.add_argument("--out", default=None)
@@ -102,10 +104,17 @@ def main():
     c.sendall(set_call("k", 0))
     recv_msg(c, buf)
     watchers = []
-    if a.load == "fanout":
+    if a.load == "fanout-path":
+        c.sendall(b'{"method":"io.tether.Set","parameters":{"name":"fan","value":{"n":0,"other":"unchanged"}}}\0')
+        recv_msg(c, buf)
+    if a.load in ("fanout", "fanout-path"):
+        # fanout-path: each watcher watches /n of an object (a delivery of
+        # a path, encoded per watcher before issue 35).
+        watch = (b'{"method":"io.tether.Watch","parameters":{"names":["fan"],"path":"/n"},"more":true}\0'
+                 if a.load == "fanout-path" else b'{"method":"io.tether.Watch","parameters":{"names":["fan"]},"more":true}\0')
         for _ in range(100):
             w = connect(sock_path)
-            w.sendall(b'{"method":"io.tether.Watch","parameters":{"names":["fan"]},"more":true}\0')
+            w.sendall(watch)
             wb = [b""]
             while b'"progress"' not in recv_msg(w, wb):
                 pass
@@ -121,11 +130,24 @@ def main():
         for i in range(a.n):
             c.sendall(call)
             recv_msg(c, buf)
+    elif a.load == "pipelined-get":
+        call = b'{"method":"io.tether.Get","parameters":{"name":"k"}}\0'
+        for b in range(a.n // a.batch):
+            c.sendall(call * a.batch)
+            for _ in range(a.batch):
+                recv_msg(c, buf)
     elif a.load == "pipelined":
         for b in range(a.n // a.batch):
             c.sendall(b"".join(set_call("k", b * a.batch + k + 1) for k in range(a.batch)))
             for _ in range(a.batch):
                 recv_msg(c, buf)
+    elif a.load == "fanout-path":
+        for i in range(a.n):
+            c.sendall(b'{"method":"io.tether.Set","parameters":{"name":"fan","path":"/n","value":%d}}\0' % (i + 1))
+            recv_msg(c, buf)
+            for w, wb in watchers:
+                while b'"change"' not in recv_msg(w, wb):
+                    pass
     else:
         for i in range(a.n):
             c.sendall(set_call("fan", i + 1))
@@ -146,7 +168,7 @@ def main():
         user = (cpu1[0] - cpu0[0]) / hz * 1e6 / a.n
         kern = (cpu1[1] - cpu0[1]) / hz * 1e6 / a.n
         print("tetherd CPU per %s: %.2f us user + %.2f us kernel = %.2f us" % (
-            "commit (100 deliveries)" if a.load == "fanout" else "call", user, kern, user + kern))
+            "commit (100 deliveries)" if a.load.startswith("fanout") else "call", user, kern, user + kern))
     subprocess.run(["rm", "-rf", tmp])
 
 
