@@ -7,7 +7,10 @@ import TetherWire
 /// changed it, and its descriptor as the protocol states it.
 final class StateRecord {
     let name: String
-    var state: State<Value>
+    /// Its state in the daemon's runtime, freed with the record (or before,
+    /// by `Store.free`: freeing a freed state again is a stale handle,
+    /// refused and ignored, never another state's).
+    private(set) var state: RuntimeState
     var modified: UInt64
     /// An upper bound of the value's size as compact JSON, so that a path
     /// write re-measures the whole value only when it might pass the limit.
@@ -20,10 +23,22 @@ final class StateRecord {
 
     init(name: String, state: State<Value>, modified: UInt64, descriptor: Descriptor, sizeBound: Int) {
         self.name = name
-        self.state = state
+        self.state = RuntimeState(handle: state.relinquish())
         self.modified = modified
         self.sizeBound = sizeBound
         self.descriptor = descriptor
+    }
+
+    deinit {
+        try? state.free()
+    }
+
+    /// The record's state becomes `new` (a Declare that converts the value
+    /// or changes the type lock); the old one is freed.
+    func replaceState(with new: State<Value>) {
+        let old = state
+        state = RuntimeState(handle: new.relinquish())
+        try? old.free()
     }
 
     /// Its descriptor as the protocol states it (kept only when it is not
@@ -501,7 +516,7 @@ public final class Store {
                 let replacement = try makeState(name, stored, descriptor)
                 free(r)
                 dropEncoded(r)
-                r.state = replacement
+                r.replaceState(with: replacement)
                 r.descriptor = descriptor
                 revision += 1
                 r.modified = revision
@@ -511,7 +526,7 @@ public final class Store {
             if descriptor.type != r.descriptor.type {
                 let replacement = try makeState(name, current, descriptor)
                 free(r)
-                r.state = replacement
+                r.replaceState(with: replacement)
             } else {
                 try apply(descriptor, to: r.state, name: name)
             }
@@ -549,11 +564,11 @@ public final class Store {
         } catch {
             throw VarlinkError(error, name: name)
         }
-        try apply(descriptor, to: state, name: name)
+        try apply(descriptor, to: RuntimeState(handle: state.handle), name: name)
         return state
     }
 
-    private func apply(_ descriptor: Descriptor, to state: State<Value>, name: String) throws(VarlinkError) {
+    private func apply(_ descriptor: Descriptor, to state: RuntimeState, name: String) throws(VarlinkError) {
         let range = descriptor.range.map { ($0.minimum ?? -Double.infinity)...($0.maximum ?? Double.infinity) }
         // The runtime keeps a descriptor, in a table beside its states, only
         // to name the state in the errors its type lock, read-only flag and

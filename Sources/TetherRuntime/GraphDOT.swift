@@ -31,6 +31,14 @@ extension Runtimes {
     }
 }
 
+extension Runtimes {
+    package static func liveStates(_ rt: UInt64) throws(TetherError) -> Int {
+        let engine = try acquire(rt, .runtime)
+        defer { engine.lock.unlock() }
+        return engine.graph.liveStates
+    }
+}
+
 extension Engine {
     /// `lock` held.
     func shapeLocked() -> RuntimeShape {

@@ -96,6 +96,12 @@ public final class Runtime: @unchecked Sendable {
         try Runtimes.graphDOT(handle)
     }
 
+    /// How many states the runtime holds now (the daemon's tests hold it
+    /// to the number of its records: nothing leaks, nothing is freed twice).
+    package var liveStates: Int {
+        get throws(TetherError) { try Runtimes.liveStates(handle) }
+    }
+
     /// `.host` loop: the descriptor to poll before `runOnce()`.
     public var fileDescriptor: Int32 {
         get throws(TetherError) { try Runtimes.backendFD(handle) }

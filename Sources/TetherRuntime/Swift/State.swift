@@ -14,7 +14,7 @@ public final class State<T: Codable>: @unchecked Sendable {
     /// The `id` of the C `tether_state_t` naming this state: hand
     /// `tether_state_t { .id = handle }` to C code in the same process.
     public let handle: UInt64
-    private let owned: Bool
+    private var owned: Bool
     /// What must live as long as this state: a remote state's connection.
     private let keeps: AnyObject?
 
@@ -41,6 +41,14 @@ public final class State<T: Codable>: @unchecked Sendable {
 
     deinit {
         if owned { try? Runtimes.freeState(handle) }
+    }
+
+    /// Hands the state's freeing to the caller: this object no longer
+    /// frees it. For the daemon, which keeps a million states by handle
+    /// (an object per state was 48 bytes of each).
+    package func relinquish() -> UInt64 {
+        owned = false
+        return handle
     }
 
     /// Frees the state now: its observers end, its handle goes stale.
