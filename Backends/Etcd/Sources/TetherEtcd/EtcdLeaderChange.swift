@@ -126,6 +126,19 @@ extension EtcdClient {
         return status.raftTerm
     }
 
+    /// `call`'s answer; its failure is the leader's change when the ticker
+    /// ended it (`ended` says so, and ends the call's entry either way).
+    static func ending<T>(_ ended: () -> LeaderChanged?, _ call: () async throws -> T) async throws -> T {
+        let answer: T
+        do {
+            answer = try await call()
+        } catch {
+            throw ended() ?? error
+        }
+        _ = ended()
+        return answer
+    }
+
     /// Runs `body` (a unary call and what follows it) in a task of its own
     /// that the overdue ticker may cancel; `body` gets what ended it early,
     /// if anything did, through `ended`.

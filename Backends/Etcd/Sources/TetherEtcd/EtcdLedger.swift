@@ -81,13 +81,7 @@ public final class EtcdLedger: Ledger {
         let generation = client.generation
         client.overdueWatched { ended in
             do {
-                let response: Etcdserverpb_TxnResponse
-                do {
-                    response = try await client.kv.txn(request, options: EtcdClient.unary)
-                    _ = ended()
-                } catch {
-                    throw ended() ?? error
-                }
+                let response = try await EtcdClient.ending(ended) { try await client.kv.txn(request, options: EtcdClient.unary) }
                 client.saw(term: response.header.raftTerm)
                 // Committed: the header's revision is the commit's own.
                 // Stale: the host catches up to the newest tetherd commit
@@ -206,13 +200,7 @@ public final class EtcdLedger: Ledger {
         client.overdueWatched { ended in
             let result: Result<UInt64, VarlinkError>
             do {
-                let response: Etcdserverpb_RangeResponse
-                do {
-                    response = try await client.kv.range(barrier, options: EtcdClient.unary)
-                    _ = ended()
-                } catch {
-                    throw ended() ?? error
-                }
+                let response = try await EtcdClient.ending(ended) { try await client.kv.range(barrier, options: EtcdClient.unary) }
                 client.saw(term: response.header.raftTerm)
                 result = .success(UInt64(max(0, (response.kvs.first?.modRevision ?? base) - base)))
             } catch {
