@@ -11,8 +11,8 @@
 #   make lesson NAME=x  build, then run the lesson examples-c/x.c with its
 #                       output; a daemon lesson beside a tetherd of its own
 #   make test           swift build + swift test, release build, an install
-#                       check, a 48 s fuzz run (TEST_FUZZ_SECONDS=24: fast
-#                       24 s, fastpath and store 12 s each), then the
+#                       check, a 48 s fuzz run (TEST_FUZZ_SECONDS=18: fast
+#                       18 s, watch, fastpath and store 10 s each), then the
 #                       C harness (every lesson in examples-c/
 #                       and every case in Tests/CTests/); the last line of
 #                       output is "N passed, N failed, N skipped" (under
@@ -37,8 +37,8 @@
 #                       tetherctl workload ending in SIGTERM
 #   make fuzz           libFuzzer + AddressSanitizer on tetherd's frame
 #                       decoder and dispatcher, in process: the targets
-#                       fast (FUZZ_SECONDS long, 60), fastpath and store
-#                       (half that each); fails on a crash
+#                       fast (FUZZ_SECONDS long, 60), watch, fastpath and
+#                       store (half that each, at least 10 s); fails on a crash
 #                       (docs/robustness.md; FUZZ_TARGETS="fast" for one)
 #   make etcd           tetherd-etcd: tetherd with the etcd backend
 #                       (Backends/Etcd; `tetherd --backend etcd:URL,…` runs it)
@@ -91,9 +91,9 @@ EXAMPLE_LIBS = -L$(RELEASE_DIR) -ltether -Wl,-rpath,$(abspath $(RELEASE_DIR)) -l
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_SECONDS ?= 60
 # The bounded fuzz run inside `make test`: the fast target this long, the
-# fastpath and store targets half of it each (48 s in all; it was 30 + 15
-# with two targets).
-TEST_FUZZ_SECONDS ?= 24
+# watch, fastpath and store targets half of it each, at least 10 s (48 s in
+# all, as with three targets at 24 + 12 + 12).
+TEST_FUZZ_SECONDS ?= 18
 
 .PHONY: all build deps run lesson demo test swift-test install install-docs check-install asan tsan valgrind clean bench fuzz fuzz-build robustness hostile etcd etcd-test etcd-daemon-tests robustness-etcd \
 	asan-daemon valgrind-daemon

@@ -30,8 +30,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-/// TETHER_FUZZ_TARGET=fast|fastpath|store picks the checks
-/// (DaemonFuzzer.Target); unset, a replay runs all three and libFuzzer runs
+/// TETHER_FUZZ_TARGET=fast|watch|fastpath|store picks the checks
+/// (DaemonFuzzer.Target); unset, a replay runs all four and libFuzzer runs
 /// the fast one.
 let fuzzTarget: DaemonFuzzer.Target? = {
     if let name = getenv("TETHER_FUZZ_TARGET").map({ String(cString: $0) }) {

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # run.sh SECONDS — runs the libFuzzer build of tetherd-fuzz (make fuzz
-# builds it into .build-fuzz/) on its three targets, one process each
+# builds it into .build-fuzz/) on its four targets, one process each
 # (DaemonFuzzer.Target, docs/robustness.md "The fuzzer"):
 #
 #   fast      the frame decoder, the dispatcher and sessions on an
-#             in-memory store (one daemon, watched): SECONDS long;
+#             in-memory store (one daemon, no watch): SECONDS long;
+#   watch     the same daemon watched by four sessions from the start,
+#             their replies applied and read back at the end: SECONDS/2
+#             long (at least 10 s);
 #   fastpath  the fast paths against the slow path (two daemons, the same
 #             messages): SECONDS/2 long (at least 10 s);
 #   store     the same dispatcher on the SQLite store, synced after each
 #             message and reopened as a restarted daemon would: SECONDS/2
 #             long (at least 10 s): each input costs ~30 times more.
 #
-# FUZZ_TARGETS="fast store" runs only those (all three by default).
+# FUZZ_TARGETS="fast store" runs only those (all four by default).
 #
 # Each starts from the seed corpus Tests/fuzz/corpus and the regressions
 # Tests/fuzz/regressions (store also from Tests/fuzz/corpus-store, its
@@ -31,7 +34,7 @@
 # and exits 1 on a crash (a violation of DaemonFuzzer's invariants, an
 # AddressSanitizer report, a leak, a timeout), after printing the report
 # and the input's path. Replay one input with the plain build (every
-# target's checks, or TETHER_FUZZ_TARGET=fast|fastpath|store for one):
+# target's checks, or TETHER_FUZZ_TARGET=fast|watch|fastpath|store for one):
 #     swift build --product tetherd-fuzz && .build/debug/tetherd-fuzz FILE
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -100,12 +103,13 @@ echo "fuzz $target: ${runs:-0} executions in $seconds s (${rate:-0}/s; $per_cpu 
 
 half=$(( total / 2 < 10 ? 10 : total / 2 ))
 status=0
-for target in ${FUZZ_TARGETS:-fast fastpath store}; do
+for target in ${FUZZ_TARGETS:-fast watch fastpath store}; do
   case $target in
     fast) run_target fast "$total" Tests/fuzz/corpus Tests/fuzz/regressions || status=1 ;;
+    watch) run_target watch "$half" Tests/fuzz/corpus Tests/fuzz/regressions || status=1 ;;
     fastpath) run_target fastpath "$half" Tests/fuzz/corpus Tests/fuzz/regressions || status=1 ;;
     store) run_target store "$half" Tests/fuzz/corpus Tests/fuzz/corpus-store Tests/fuzz/regressions || status=1 ;;
-    *) echo "fuzz: no target $target (fast, fastpath, store)"; status=1 ;;
+    *) echo "fuzz: no target $target (fast, watch, fastpath, store)"; status=1 ;;
   esac
 done
 exit $status
