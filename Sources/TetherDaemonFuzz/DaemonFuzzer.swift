@@ -80,7 +80,12 @@ public enum DaemonFuzzer {
     /// Runs one input; returns the violations (empty when every invariant
     /// held). `target` nil runs every target's checks (FuzzRegressionTests).
     public static func run(_ input: UnsafeRawBufferPointer, target: Target? = nil) -> [String] {
-        defer { Decodes.reset() }
+        defer {
+            // Everything the input made is freed before it returns (Kept).
+            Decodes.reset()
+            SessionRun.kept.release()
+            FastPathCheck.kept.release()
+        }
         var problems: [String] = []
         func runs(_ t: Target) -> Bool { target == nil || target == t }
         if runs(.fast) {

@@ -15,7 +15,7 @@ enum FastPathCheck {
         // Without a whole message there is nothing to compare (and two
         // daemons cost a third of an empty input).
         guard input.contains(0) else { return }
-        let (fast, slow) = sides()
+        let (fast, slow) = kept.take()
         var start = 0
         var peers = 0
         for i in 0..<input.count where input[i] == 0 {
@@ -42,20 +42,11 @@ enum FastPathCheck {
         }
     }
 
-    /// The two daemons, kept across inputs and reset before each
-    /// (`Service.reset`: each then answers as a new one would).
-    nonisolated(unsafe) static var kept: (fast: Side, slow: Side)?
-
-    static func sides() -> (Side, Side) {
-        if let kept {
-            kept.fast.reset()
-            kept.slow.reset()
-            return kept
-        }
-        let made = (fast: Side(fastPaths: true), slow: Side(fastPaths: false))
-        kept = made
-        return made
-    }
+    /// The two daemons, kept across inputs and emptied between them
+    /// (`Kept`; each then answers as a new one would).
+    nonisolated(unsafe) static let kept = Kept<(fast: Side, slow: Side)>(
+        make: { (fast: Side(fastPaths: true), slow: Side(fastPaths: false)) },
+        empty: { $0.fast.reset(); $0.slow.reset() })
 
     final class Side {
         let store: Store

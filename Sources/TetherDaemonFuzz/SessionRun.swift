@@ -54,20 +54,12 @@ struct SessionRun {
         .init(subject: .uid(SessionRun.granted), write: false, prefixes: ["b"]),
     ])
 
-    /// The in-memory daemon (fast and watch targets), kept across inputs and reset before each
-    /// (`Service.reset`: it then answers as a new one would, so an input's
-    /// run does not depend on the inputs before it).
-    nonisolated(unsafe) static var keptService: Service?
-    static var kept: Service {
-        if let service = keptService {
-            try! service.reset()
-            return service
-        }
+    /// The in-memory daemon of the fast and watch targets, kept across
+    /// inputs and emptied between them (`Kept`).
+    nonisolated(unsafe) static let kept = Kept<Service>(make: {
         let store = try! Store(limits: F.limits, logCapacity: F.logCapacity, epoch: F.epoch)
-        let service = Service(store: store, policy: policy, log: EventLog(quiet: true))
-        keptService = service
-        return service
-    }
+        return Service(store: store, policy: policy, log: EventLog(quiet: true))
+    }, empty: { try! $0.reset() })
 
     init(durable: Bool, watched: Bool) {
         SessionRun.directoryPath = SessionRun.directory
@@ -84,7 +76,7 @@ struct SessionRun {
             service = Service(store: store, policy: SessionRun.policy, log: EventLog(quiet: true))
         } else {
             sqlite = nil
-            service = SessionRun.kept
+            service = SessionRun.kept.take()
             store = service.store
         }
         self.store = store
@@ -310,7 +302,7 @@ struct SessionRun {
 
     /// The end-of-input checks (the watches', then the restart's, when
     /// this run has them), and every connection closed: the kept daemon is
-    /// then reset for the next input.
+    /// then emptied (`Kept.release`, at the end of `DaemonFuzzer.run`).
     mutating func finish() {
         var opened: [Client] = client.map { [$0] } ?? []
         if let watches {
