@@ -19,7 +19,7 @@ enum FrameDecoderCheck {
     static func model(_ input: UnsafeRawBufferPointer, limit: Int) -> Decoded {
         var d = Decoded()
         var start = 0
-        for i in 0..<input.count where input[i] == 0 {
+        for i in NULs(in: input) {
             if i - start > limit { d.failed = true; return d }
             d.messages.append(Array(input[start..<i]))
             start = i + 1

@@ -88,7 +88,7 @@ struct SessionRun {
 
     mutating func feed(_ input: UnsafeRawBufferPointer) {
         var start = 0
-        for i in 0..<input.count where input[i] == 0 {
+        for i in NULs(in: input) {
             message(UnsafeRawBufferPointer(rebasing: input[start...i]), length: i - start)
             endOfTurn()
             start = i + 1
@@ -143,9 +143,8 @@ struct SessionRun {
     /// go to a file of its own directory instead (removed after).
     static var snapshotPath: String { directoryPath + "/snapshot.db" }
 
-    private func confined(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard bytes.count - 1 <= F.limits.maxMessage,
-              var call = try? Decodes.call(UnsafeRawBufferPointer(rebasing: bytes.dropLast())).get(),
+    private func confined(_ parsed: Result<Call, VarlinkError>?) -> [UInt8]? {
+        guard var call = try? parsed?.get(),
               call.method == TetherMethod.snapshot.qualifiedName, case .string? = call.parameters["path"] else { return nil }
         call.parameters["path"] = .string(SessionRun.snapshotPath)
         var out: [UInt8] = []
@@ -154,16 +153,20 @@ struct SessionRun {
     }
 
     private mutating func message(_ original: UnsafeRawBufferPointer, length originalLength: Int) {
-        let rewritten = confined(original)
+        // The message read as a call once (deliver checks its reply
+        // against it); one past the limit is never parsed.
+        let parsed = originalLength <= F.limits.maxMessage ? Decodes.call(UnsafeRawBufferPointer(rebasing: original.dropLast())) : nil
+        let rewritten = confined(parsed)
         defer { if rewritten != nil { unlink(SessionRun.snapshotPath) } }
         if let rewritten {
-            rewritten.withUnsafeBytes { deliver($0, length: $0.count - 1) }
+            rewritten.withUnsafeBytes { deliver($0, length: $0.count - 1, parsed: nil) }
         } else {
-            deliver(original, length: originalLength)
+            deliver(original, length: originalLength, parsed: parsed)
         }
     }
 
-    private mutating func deliver(_ bytes: UnsafeRawBufferPointer, length: Int) {
+    /// `parsed`: the message read as a call, when the caller has it.
+    private mutating func deliver(_ bytes: UnsafeRawBufferPointer, length: Int, parsed: Result<Call, VarlinkError>?) {
         let c = current()
         let watching = c.watching
         let before = store.revision
@@ -189,7 +192,7 @@ struct SessionRun {
         }
         let call: Call
         do {
-            call = try Decodes.call(UnsafeRawBufferPointer(rebasing: bytes.dropLast())).get()
+            call = try (parsed ?? Decodes.call(UnsafeRawBufferPointer(rebasing: bytes.dropLast()))).get()
         } catch {
             if replies.count != 1 || replies[0].error != error.name {
                 problems.append("\(what): not a call (\(error.name)), answered with \(replies.map { $0.error ?? "success" })")
