@@ -7,10 +7,10 @@ import XCTest
 /// `Service.reset` (and `Store.reset` under it): a daemon that served
 /// anything, reset, answers every message exactly as a new daemon does,
 /// byte for byte, on every connection, watches and the idle timer
-/// included. The fuzzer's fast targets keep one daemon across inputs and
-/// reset it before each (DaemonFuzzer): this is what makes an input's
-/// run, and so a crash it finds, the same when the input is replayed
-/// alone.
+/// included. The fuzzer's in-memory targets keep their daemons across
+/// inputs and reset them between inputs (DaemonFuzzer, `Kept`): this is
+/// what makes an input's run, and so a crash it finds, the same when the
+/// input is replayed alone.
 final class ServiceResetTests: XCTestCase {
     static let owner = getuid()
     static let granted: UInt32 = owner == 4242 ? 4243 : 4242
