@@ -142,9 +142,16 @@ open class Graph {
     /// instructions of each recompute (issue 16, sixth round).
     var evalTop = -1
     /// Reads inside tether_untracked_begin/end are not recorded.
-    public internal(set) var untrackedDepth = 0 {
-        didSet { trackTarget = untrackedDepth == 0 ? evalTop : -1 }
+    public internal(set) var untrackedDepth: Int {
+        get { untracked }
+        set {
+            untracked = newValue
+            trackTarget = newValue == 0 ? evalTop : -1
+        }
     }
+    /// `untrackedDepth`'s storage, which `beginEvaluation` and
+    /// `endEvaluation` set beside `trackTarget` without the setter's test.
+    final var untracked = 0
     /// The node a read is recorded for now: the innermost evaluation, or -1
     /// (none, or untracked). Kept beside evalTop and untrackedDepth so a
     /// read tests one word (three loads and a multiply before; profiled).

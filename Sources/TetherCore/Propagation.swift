@@ -101,11 +101,13 @@ struct PullFrame {
     let link: UInt32
 }
 
-/// The evaluation a nested one interrupted: its node (-1: none) and the
-/// depth of the untracked section it was in.
+/// The evaluation a nested one interrupted: its node (-1: none), the
+/// depth of the untracked section it was in, and so the node its reads
+/// were recorded for (`Graph.trackTarget`), given back as it was.
 struct InterruptedEvaluation {
     let node: Int
     let untracked: Int
+    let trackTarget: Int
 }
 
 extension Graph {
@@ -115,18 +117,23 @@ extension Graph {
     /// section of the evaluation it interrupts resumes when
     /// `endEvaluation` gives that one back). Returns the interrupted
     /// evaluation, kept by the caller in its own frame.
+    /// The three fields are stored directly, not through
+    /// `untrackedDepth`'s setter, whose test cost ~6 instructions a
+    /// recompute (issue 32).
     @inline(__always)
     func beginEvaluation(_ d: Int) -> InterruptedEvaluation {
-        let interrupted = InterruptedEvaluation(node: evalTop, untracked: untrackedDepth)
+        let interrupted = InterruptedEvaluation(node: evalTop, untracked: untracked, trackTarget: trackTarget)
         evalTop = d
-        untrackedDepth = 0  // sets trackTarget to d
+        untracked = 0
+        trackTarget = d
         return interrupted
     }
 
     @inline(__always)
     func endEvaluation(_ interrupted: InterruptedEvaluation) {
         evalTop = interrupted.node
-        untrackedDepth = interrupted.untracked  // sets trackTarget
+        untracked = interrupted.untracked
+        trackTarget = interrupted.trackTarget
     }
 
     /// Records that the node being evaluated read `dep` at `version`.
@@ -494,7 +501,10 @@ extension Graph {
         derived[d].flags.remove([.stale, .fresh])
         derived[d].flags.insert(.computing)
         derived[d].cursor = derived[d].firstDep
-        derived[d].running += 1
+        // Wrapping: one evaluation of a node at a time (a second is a
+        // cycle), so the count cannot overflow; the checks cost ~2 a
+        // recompute (issue 32).
+        derived[d].running &+= 1
         let interrupted = beginEvaluation(d)
         var result = Value.null
         var failure: TetherError?
@@ -505,7 +515,7 @@ extension Graph {
                 "computed #\(d): callbacks nested too deep for this thread's stack (a long chain computed for the first time from its far end); read it from its start first")
         }
         endEvaluation(interrupted)
-        derived[d].running -= 1
+        derived[d].running &-= 1
         derived[d].flags.remove(.computing)
         if derived[d].flags.contains(.disposed) {
             if derived[d].running == 0 { finishDisposal(d) }
