@@ -17,8 +17,14 @@ import Testing
         try check(seed: UInt64(seed))
     }
 
-    func check(seed: UInt64) throws {
-        let scenario = Scenario.random(seed: seed)
+    /// Deep graphs: chains past the pull's recursive levels.
+    @Test(arguments: 0..<60)
+    func realCoreMatchesTheReferenceOnDeepGraphs(seed: Int) throws {
+        try check(seed: UInt64(seed), deep: true)
+    }
+
+    func check(seed: UInt64, deep: Bool = false) throws {
+        let scenario = Scenario.random(seed: seed, deep: deep)
         let graph = scenario.graph
         let model = LazyModel(graph)
         let real = try RealGraph(graph)
@@ -98,6 +104,9 @@ import Testing
                             "fallible effect", "sync effect", "loop effect", "sync observer", "loop observer",
                             "write", "batch", "transaction", "aborted transaction"]
         #expect(kinds == claimed)
+        // The deep scenarios reach past the recursive part of the pull.
+        let deepest = (0..<60).map { Scenario.random(seed: UInt64($0), deep: true).graph.chainDepth }.max() ?? 0
+        #expect(deepest > 12, "the deepest chain of computeds is \(deepest)")
     }
 }
 

@@ -39,7 +39,12 @@ extension Scenario {
     /// an equal write. Object states never come back to a step's starting
     /// value, which keeps the versions of paths those of docs/runtime.md
     /// without the corner of a write that restores the whole value.
-    static func random(seed: UInt64, steps: Int = 40) -> Scenario {
+    ///
+    /// `deep`: 14–30 computeds, each reading the one before it half the
+    /// time, so chains run deeper than the pull's 12 recursive levels
+    /// (`Graph.recursivePullDepth`) and its iterative part
+    /// (`pullIteratively`) is exercised too.
+    static func random(seed: UInt64, steps: Int = 40, deep: Bool = false) -> Scenario {
         var rng = SeededRandom(seed: seed)
         var fresh = 10
         func freshValue() -> Int { fresh += 1 + rng.below(3); return fresh }
@@ -56,6 +61,7 @@ extension Scenario {
             }
         }
         func input(computedsBelow k: Int) -> Input {
+            if deep && k > 0 && rng.chance(50) { return .computed(k - 1) }
             if k > 0 && rng.chance(45) { return .computed(rng.below(k)) }
             return stateInput()
         }
@@ -65,7 +71,7 @@ extension Scenario {
                   ifOdd: (0..<rng.below(4)).map { _ in input(computedsBelow: k) })
         }
 
-        let computedCount = 3 + rng.below(8)
+        let computedCount = deep ? 14 + rng.below(17) : 3 + rng.below(8)
         var computeds: [ComputedSpec] = []
         for k in 0..<computedCount {
             computeds.append(ComputedSpec(
