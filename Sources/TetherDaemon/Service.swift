@@ -454,16 +454,11 @@ public final class Service {
     private func publish(_ commit: Commit) {
         metrics.committed(commit)
         let store = self.store
-        // Most watchers get the commit's changes as they are: their reply
-        // is the same bytes, encoded once (profiled: encoding per watcher
-        // was 25.6 k instructions per delivery, 2.56 M per write to 100).
-        var shared: [UInt8]?
-        // Watchers of a path, or covering only some of the commit's states,
-        // get the same filtered list whenever they watch the same path and
-        // cover the same of its changes: that reply is encoded once too
-        // (profiled: 24.7 k instructions a delivery to each of 100 watchers
-        // of one path, docs/daemon-performance.md).
-        var byFilter: [FilteredDelivery: [UInt8]] = [:]
+        // Watchers that watch the same path and cover the same of the
+        // commit's changes get the same filtered list: its reply is encoded
+        // once (profiled: encoding per watcher was 25.6 k instructions a
+        // delivery at the root, 24.7 k at a path; docs/daemon-performance.md).
+        var encoded: [FilteredDelivery: [UInt8]] = [:]
         for w in watchers {
             if w.behind { continue }  // a cursor: it reads the log when it drains
             if w.session.isBackedUp {
@@ -472,58 +467,55 @@ public final class Service {
                           "unread" => "\(w.session.unwritten)")
                 continue
             }
-            let key = w.parameters.path.isRoot ? nil : FilteredDelivery(path: w.parameters.path, covered: commit.changes.map { w.covers($0.name) })
-            if let key, let bytes = byFilter[key] {
-                w.session.send(encoded: bytes)
-                w.sentRevision = commit.revision
-                w.sentSinceTick = true
+            let key = FilteredDelivery(w, commit)
+            guard key.coversAny else { continue }  // filtering keeps only covered names: nothing
+            if let bytes = encoded[key] {
+                deliver(bytes, of: commit, to: w)
                 continue
             }
             guard let changes = w.filter(commit, current: { try? store.record($0)?.value }), !changes.isEmpty else { continue }
-            if let key {
-                let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
-                                       revision: commit.revision, epoch: store.epoch)
-                var bytes: [UInt8] = []
-                if (try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)) != nil,
-                   bytes.count <= store.limits.maxReply {
-                    byFilter[key] = bytes
-                    w.session.send(encoded: bytes)
-                    w.sentRevision = commit.revision
-                    w.sentSinceTick = true
-                } else {
-                    send(changes, of: commit, to: w)  // split (or its error), once per watcher
-                }
-                continue
-            }
-            // At the root, filtering only drops uncovered names: the same
-            // count means the same list.
-            if w.parameters.path.isRoot && changes.count == commit.changes.count {
-                if shared == nil {
-                    let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
-                                           revision: commit.revision, epoch: store.epoch)
-                    var bytes: [UInt8] = []
-                    try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)
-                    shared = bytes
-                }
-                guard shared!.count <= store.limits.maxReply else {
-                    send(changes, of: commit, to: w)  // split, once per watcher
-                    continue
-                }
-                w.session.send(encoded: shared!)
-                w.sentRevision = commit.revision
-                w.sentSinceTick = true
+            let reply = WatchReply(event: .change(changes, tag: commit.tag, origin: commit.origin),
+                                   revision: commit.revision, epoch: store.epoch)
+            var bytes: [UInt8] = []
+            if (try? MessageEncoder.append(Reply(parameters: reply.parameters, continues: true), to: &bytes)) != nil,
+               bytes.count <= store.limits.maxReply {
+                encoded[key] = bytes
+                deliver(bytes, of: commit, to: w)
             } else {
-                send(changes, of: commit, to: w)
+                send(changes, of: commit, to: w)  // split (or its error), once per watcher
             }
         }
     }
 
+    private func deliver(_ bytes: [UInt8], of commit: Commit, to w: Watcher) {
+        w.session.send(encoded: bytes)
+        w.sentRevision = commit.revision
+        w.sentSinceTick = true
+    }
+
     /// What a watcher's filtered list of one commit depends on: its path
     /// and which of the commit's changes it covers (the values it reads
-    /// are the commit's and the store's, the same for every watcher).
+    /// are the commit's and the store's, the same for every watcher). The
+    /// first 64 changes' coverage is a bit mask, so the usual commit makes
+    /// no allocation here; the rest, if any, a list.
     private struct FilteredDelivery: Hashable {
         let path: JSONPointer
-        let covered: [Bool]
+        var mask: UInt64 = 0
+        var beyond: [Bool] = []
+
+        init(_ w: Watcher, _ commit: Commit) {
+            path = w.parameters.path
+            for (i, change) in commit.changes.enumerated() {
+                let covered = w.covers(change.name)
+                if i < 64 {
+                    if covered { mask |= 1 << UInt64(i) }
+                } else {
+                    beyond.append(covered)
+                }
+            }
+        }
+
+        var coversAny: Bool { mask != 0 || beyond.contains(true) }
     }
 
     /// A watch that fell behind, whose peer has read enough: send what it
