@@ -40,7 +40,12 @@ final class RuntimeStateOwnershipTests: XCTestCase {
         XCTAssertEqual(try d.store.get("s2", at: .root).value, .double(2))
         XCTAssertEqual(try d.store.get("s1", at: .root).value, json(#"{"a":[3,2]}"#))
         XCTAssertEqual(try d.store.get("new", at: .root).value, .string("x"))
+        // A reset moves to a new runtime: the old one, still referenced
+        // here, must be left with no state of the records.
+        let old = d.store.runtime
         try d.service.reset()
-        XCTAssertEqual(try live(), 0, "a reset frees every state")
+        XCTAssertEqual(try old.liveStates, 0, "a reset frees every state")
+        XCTAssertFalse(old === d.store.runtime)
+        XCTAssertEqual(try live(), 0)
     }
 }
