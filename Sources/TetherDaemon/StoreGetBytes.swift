@@ -10,8 +10,11 @@ extension Store {
     /// writer refuses, whose error that way gives). Big values use their
     /// kept encoding (EncodedValues.swift). The errors are `get`'s.
     func appendGet(_ name: String, to out: inout [UInt8]) throws(VarlinkError) -> Bool {
-        if try appendWholeGet(name, to: &out) { return true }
         guard let r = records[name] else { throw missingState(name) }
+        if let fragment = try keptFragment(r) {  // big values: their kept encoding (appendWholeGet's)
+            Store.appendGetReply(fragment, revision: revision, modified: r.modified, to: &out)
+            return true
+        }
         let value: Value
         do { value = try r.value } catch { throw VarlinkError(error, name: name) }
         let start = out.count
