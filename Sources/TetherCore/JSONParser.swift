@@ -60,11 +60,13 @@ struct JSONParser {
     /// Reused buffer for strings that contain escapes.
     private var scratch: [UInt8] = []
 
+    /// An open container: its members so far are `pending[start...]`, an
+    /// object's names `pendingKeys[keyStart...]` (while a member's value is
+    /// being parsed, its name is there already, one ahead).
     private struct Level {
         let isObject: Bool
-        var elements: [Value] = []
-        var members = MemberTable()
-        var key = ""
+        let start: Int
+        let keyStart: Int
     }
 
     /// Stands in for the address of empty input, which may be nil; with
@@ -83,7 +85,16 @@ struct JSONParser {
     }
 
     mutating func parseDocument() throws(TetherError) -> Value {
+        // Every open container's members wait on one stack for the whole
+        // parse, and a container is built when it closes, at its exact
+        // size: one allocation for an array's elements, two for an
+        // object's names and values, where appending to each container's
+        // own arrays regrew them at 1, 2, 4... members (a third of the
+        // allocations of a call's parse, which the fuzzer pays for under
+        // ASan on every message: docs/robustness.md).
         var levels: [Level] = []
+        var pending: [Value] = []
+        var pendingKeys: [MemberKey] = []
         var value: Value
         parsing: while true {
             skipWhitespace()
@@ -97,7 +108,9 @@ struct JSONParser {
                     pos += 1
                     value = .object(ValueObject())
                 } else {
-                    levels.append(Level(isObject: true, key: try parseKey(afterComma: false)))
+                    if levels.isEmpty { reserveStacks(&levels, &pending, &pendingKeys) }
+                    levels.append(Level(isObject: true, start: pending.count, keyStart: pendingKeys.count))
+                    pendingKeys.append(MemberKey(try parseKey(afterComma: false)))
                     continue parsing
                 }
             case .openBracket:
@@ -108,7 +121,8 @@ struct JSONParser {
                     pos += 1
                     value = .array([])
                 } else {
-                    levels.append(Level(isObject: false))
+                    if levels.isEmpty { reserveStacks(&levels, &pending, &pendingKeys) }
+                    levels.append(Level(isObject: false, start: pending.count, keyStart: pendingKeys.count))
                     continue parsing
                 }
             case .quote:
@@ -139,19 +153,14 @@ struct JSONParser {
                     return value
                 }
                 let isObject = levels[top].isObject
-                if isObject {
-                    let key = levels[top].key
-                    levels[top].members[MemberKey(key)] = value
-                } else {
-                    levels[top].elements.append(value)
-                }
+                pending.append(value)
                 skipWhitespace()
                 let close: UInt8 = isObject ? .closeBrace : .closeBracket
                 if pos < end, base[pos] == .comma {
                     pos += 1
                     skipWhitespace()
                     if isObject {
-                        levels[top].key = try parseKey(afterComma: true)
+                        pendingKeys.append(MemberKey(try parseKey(afterComma: true)))
                     } else if pos < end, base[pos] == .closeBracket {
                         throw failure(at: pos, "expected a value after ',', found ']' (trailing commas are not allowed)")
                     }
@@ -162,10 +171,40 @@ struct JSONParser {
                     throw failure(at: pos, "expected \(what), found \(describe(at: pos))")
                 }
                 pos += 1
-                let level = levels.removeLast()
-                value = isObject ? .object(ValueObject(level.members)) : .array(level.elements)
+                let closed = levels.removeLast()
+                let start = closed.start
+                if isObject {
+                    value = .object(ValueObject(Self.members(&pendingKeys, from: closed.keyStart, &pending, from: start)))
+                } else {
+                    value = .array(Array(pending[start...]))
+                    pending.removeSubrange(start...)
+                }
             }
         }
+    }
+
+    /// Room on the stacks for what most documents hold (a call's envelope
+    /// and its parameters), so that they are allocated once, not regrown at
+    /// 1, 2, 4... entries; a bigger document grows them as usual.
+    private func reserveStacks(_ levels: inout [Level], _ pending: inout [Value], _ pendingKeys: inout [MemberKey]) {
+        if levels.capacity == 0 { levels.reserveCapacity(8) }
+        if pending.capacity == 0 { pending.reserveCapacity(16) }
+        if pendingKeys.capacity == 0 { pendingKeys.reserveCapacity(16) }
+    }
+
+    /// The object whose members are the names from `keyStart` on and the
+    /// values from `start` on (as many), taken off the stacks: a repeated
+    /// name keeps the last value at the first name's place (the table's
+    /// `updateValue`).
+    private static func members(_ keys: inout [MemberKey], from keyStart: Int,
+                                _ values: inout [Value], from start: Int) -> MemberTable {
+        var table = MemberTable(reservingCapacity: values.count - start)
+        for i in 0..<(values.count - start) {
+            table.updateValue(values[start + i], forKey: keys[keyStart + i])
+        }
+        keys.removeSubrange(keyStart...)
+        values.removeSubrange(start...)
+        return table
     }
 
     // MARK: - Pieces

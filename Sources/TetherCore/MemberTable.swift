@@ -33,6 +33,13 @@ public struct MemberTable: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     public init() {}
 
+    /// An empty table with room for `capacity` members (no index yet: it
+    /// is built when the members pass `linearLimit`).
+    public init(reservingCapacity capacity: Int) {
+        keys.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
+
     public init(dictionaryLiteral elements: (MemberKey, Value)...) {
         for (key, value) in elements { updateValue(value, forKey: key) }
     }

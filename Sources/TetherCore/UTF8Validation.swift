@@ -69,12 +69,18 @@ extension String {
     /// The bytes as a `String`, or the error naming the first ill-formed
     /// sequence.
     public init(validatingUTF8 bytes: UnsafeRawBufferPointer) throws(TetherError) {
+        try String.checkUTF8(bytes)
+        self = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Throws the error `init(validatingUTF8:)` would, without making the
+    /// string.
+    public static func checkUTF8(_ bytes: UnsafeRawBufferPointer) throws(TetherError) {
         if let offset = UTF8Validation.firstInvalidOffset(bytes) {
             let b = bytes[offset]
             throw TetherError(.invalidArgument,
                               "string is not valid UTF-8: ill-formed sequence at byte offset \(offset) (byte \(hexByte(b)))")
         }
-        self = String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -62,10 +62,13 @@ public final class Metrics {
     /// An error reply. Its name is the daemon's own (VarlinkError's fixed
     /// list), still bounded in case a new one appears.
     func failed(_ error: String) {
-        if errors[error] == nil && errors.count >= Metrics.maxErrorNames {
+        // One lookup of the name (each refused call comes here).
+        if let i = errors.index(forKey: error) {
+            errors.values[i] &+= 1
+        } else if errors.count >= Metrics.maxErrorNames {
             errors["other", default: 0] &+= 1
         } else {
-            errors[error, default: 0] &+= 1
+            errors[error] = 1
         }
     }
 

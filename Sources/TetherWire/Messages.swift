@@ -186,7 +186,7 @@ enum Message {
             // Only on failure: name invalid UTF-8 as such, wherever it is
             // (outside strings the parser would only see an unexpected byte).
             do {
-                _ = try Value.string(validatingUTF8: bytes)
+                try String.checkUTF8(bytes)
             } catch let utf8 {
                 throw .badJSON("the \(what) is not valid UTF-8: \(utf8.message.replacingPrefix("string is not valid UTF-8: ", with: ""))")
             }

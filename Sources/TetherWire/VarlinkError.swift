@@ -189,11 +189,14 @@ public struct VarlinkError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// An object of the non-nil members, in the order given.
     static func members(_ pairs: KeyValuePairs<String, Value?>) -> ValueObject {
-        var object = ValueObject()
+        // At its size from the start: every refused call builds one (a
+        // hostile peer's garbage too), and growing it member by member was
+        // most of its allocations.
+        var table = MemberTable(reservingCapacity: pairs.count)
         for (key, value) in pairs {
-            if let value { object[key] = value }
+            if let value { table[MemberKey(key)] = value }
         }
-        return object
+        return ValueObject(table)
     }
 
     static func quoted(_ s: String) -> String {

@@ -248,6 +248,39 @@ func parseJSON(bytes: [UInt8], maxDepth: Int = Value.defaultMaxJSONDepth) throws
         #expect(object["b"] == .object(ValueObject(["x": .int(1)])))
     }
 
+    /// Every open container's members wait on one stack (and objects'
+    /// names on another) until it closes: objects inside arrays inside
+    /// objects, each with members before and after the nested ones, and
+    /// repeated names at every level, take exactly their own members.
+    @Test func nestedContainersTakeOnlyTheirOwnMembers() throws {
+        let json = #"[1,{"a":[2,{"b":3,"c":[4,5],"b":6},7],"d":{"e":{}},"a":[8]},[9,[10,[]]],{"f":1},11]"#
+        let expected: Value = .array([
+            .int(1),
+            .object(ValueObject(["a": .array([.int(8)]), "d": .object(ValueObject(["e": .object(ValueObject())]))])),
+            .array([.int(9), .array([.int(10), .array([])])]),
+            .object(ValueObject(["f": .int(1)])),
+            .int(11),
+        ])
+        #expect(try Value(json: json) == expected)
+        // Inside the first "a" before it was replaced: the inner object's own repeat.
+        let inner = try Value(json: #"{"x":[{"b":3,"c":[4,5],"b":6},{"b":7}]}"#)
+        #expect(inner == .object(ValueObject(["x": .array([
+            .object(ValueObject(["b": .int(6), "c": .array([.int(4), .int(5)])])),
+            .object(ValueObject(["b": .int(7)])),
+        ])])))
+    }
+
+    /// Past the table's linear limit (8 members) the names are indexed:
+    /// repeats among 40 members still keep the last value at the first place.
+    @Test func largeObjectsWithRepeatedNames() throws {
+        let members = (0..<40).map { "\"k\($0 % 25)\":\($0)" }.joined(separator: ",")
+        guard case .array(let elements) = try Value(json: "[{\(members)},{}]"), case .object(let object)? = elements.first else {
+            Issue.record("not an array of an object"); return
+        }
+        #expect(Array(object.members.keys) == (0..<25).map { MemberKey("k\($0)") })
+        for k in 0..<25 { #expect(object["k\(k)"] == .int(Int64(k < 15 ? k + 25 : k))) }
+    }
+
     @Test func keysWithEscapesAreDecoded() throws {
         let value = try Value(json: #"{"a\/b":1,"\u00e9":2,"\"":3,"\u0000":4}"#)
         #expect(value == .object(ValueObject(["a/b": .int(1), "é": .int(2), "\"": .int(3), "\0": .int(4)])))
