@@ -12,14 +12,35 @@ final class StateRecord {
     /// refused and ignored, never another state's).
     private(set) var state: RuntimeState
     var modified: UInt64
+    /// What most states never have, out of line: a record is one of a
+    /// million (`benchmarks/scale`), and a record of these four fields is
+    /// 56 bytes, which malloc gives 64; with the size bound and a reference
+    /// each for the descriptor and the kept encoding it was 72 (80 given),
+    /// and 128 with all inline (docs/benchmarks.d/30-scale.md).
+    private var extras: Extras?
+
+    /// The size bound of a record without `extras`: every number, bool
+    /// and null is below it, and the short strings and small objects most
+    /// states hold (`{"n":123456,"label":"state 123456"}` is 36 bytes).
+    /// Only a path write near the value limit needs the bound tighter, and
+    /// it then measures the value (TransactionPlan).
+    static let smallBound = 64
+
     /// An upper bound of the value's size as compact JSON, so that a path
     /// write re-measures the whole value only when it might pass the limit.
-    var sizeBound: Int
-    /// What most states never have, out of line: a record is one of a
-    /// million (`benchmarks/scale`), and these two inline were 48 of its
-    /// 128 bytes (an allocation of 80 now).
-    private var custom: CustomDescriptor?
-    private var kept: KeptFragment?
+    /// Up to `smallBound` it is not kept (a value that small needs no
+    /// more precise bound).
+    var sizeBound: Int {
+        get { extras?.sizeBound ?? StateRecord.smallBound }
+        set {
+            if let extras {
+                extras.sizeBound = newValue
+                if extras.isEmpty { self.extras = nil }
+            } else if newValue > StateRecord.smallBound {
+                extras = Extras(sizeBound: newValue)
+            }
+        }
+    }
 
     init(name: String, state: State<Value>, modified: UInt64, descriptor: Descriptor, sizeBound: Int) {
         self.name = name
@@ -27,6 +48,14 @@ final class StateRecord {
         self.modified = modified
         self.sizeBound = sizeBound
         self.descriptor = descriptor
+    }
+
+    /// Writes `change` to the extras, made when needed and let go when
+    /// they hold nothing any more.
+    private func withExtras(_ change: (Extras) -> Void) {
+        let e = extras ?? Extras(sizeBound: StateRecord.smallBound)
+        change(e)
+        extras = e.isEmpty ? nil : e
     }
 
     deinit {
@@ -44,41 +73,47 @@ final class StateRecord {
     /// Its descriptor as the protocol states it (kept only when it is not
     /// the default one).
     var descriptor: Descriptor {
-        get { custom?.descriptor ?? Descriptor() }
-        set { custom = newValue.type == nil && !newValue.readOnly && newValue.range == nil ? nil : CustomDescriptor(newValue) }
+        get { extras?.descriptor ?? Descriptor() }
+        set {
+            let plain = newValue.type == nil && !newValue.readOnly && newValue.range == nil
+            if plain && extras?.descriptor == nil { return }
+            withExtras { $0.descriptor = plain ? nil : newValue }
+        }
     }
 
     /// The value's Get reply fragment, `"value":…[,"bytes_at":[…]],"type":"…"`,
     /// as the reply encoder writes it, kept while the value is unchanged
     /// (EncodedValues.swift); nil: none kept.
     var encoded: [UInt8]? {
-        get { kept?.bytes }
-        set { kept = newValue.map { KeptFragment(bytes: $0, modified: kept?.modified ?? 0) } }
+        get { extras?.encoded }
+        set {
+            if newValue == nil && extras?.encoded == nil { return }
+            withExtras { $0.encoded = newValue }
+        }
     }
 
     /// `modified` when `encoded` was made: a kept fragment is used only
     /// while they are equal (every commit changing the value moves it).
     var encodedModified: UInt64 {
-        get { kept?.modified ?? 0 }
-        set { kept?.modified = newValue }
+        get { extras?.encoded == nil ? 0 : extras!.encodedModified }
+        set { if extras?.encoded != nil { extras!.encodedModified = newValue } }
     }
 
     var value: Value {
         get throws(TetherError) { try state.get() }
     }
 
-    private final class CustomDescriptor {
-        let descriptor: Descriptor
-        init(_ descriptor: Descriptor) { self.descriptor = descriptor }
-    }
+    /// The rare fields: a non-default descriptor, a kept Get encoding, a
+    /// size bound above `smallBound`.
+    private final class Extras {
+        var descriptor: Descriptor?
+        var encoded: [UInt8]?
+        var encodedModified: UInt64 = 0
+        var sizeBound: Int
 
-    private final class KeptFragment {
-        let bytes: [UInt8]
-        var modified: UInt64
-        init(bytes: [UInt8], modified: UInt64) {
-            self.bytes = bytes
-            self.modified = modified
-        }
+        init(sizeBound: Int) { self.sizeBound = sizeBound }
+
+        var isEmpty: Bool { descriptor == nil && encoded == nil && sizeBound <= StateRecord.smallBound }
     }
 }
 
@@ -96,9 +131,10 @@ public final class Store {
     private(set) var runtime: Runtime
     /// The revision a new store starts at (`reset` goes back to it).
     private let startRevision: UInt64
-    private(set) var records: [String: StateRecord] = [:]
+    private(set) var records = RecordTable()
     /// Every name, in byte order (List pages through it).
-    private(set) var sortedNames = SortedNames()
+    /// Every record, in its name's byte order (List pages through it).
+    private(set) var sortedRecords = SortedList<StateRecord>()
     /// How many states the daemon holds at most (`--max-states`): a write
     /// that would create one more is refused with LimitExceeded (`states`).
     /// States restored from the store are all kept, even past it.
@@ -172,8 +208,8 @@ public final class Store {
     public func reset() throws(TetherError) {
         precondition(sink == nil && ledger == nil, "Store.reset empties only an in-memory store")
         for r in records.values { free(r) }
-        records = [:]
-        sortedNames = SortedNames()
+        records.removeAll()
+        sortedRecords = SortedList()
         encodedRecords = [:]
         encodedBytes = 0
         log = CommitLog(capacity: log.capacity, maxBytes: log.maxBytes)
@@ -267,23 +303,24 @@ public final class Store {
     /// A state whose value cannot be read fails the List with an error
     /// naming it (it was listed as `null`).
     func list(prefix: String, after: String?, count: Int, visible: (String) -> Bool) throws(VarlinkError) -> ListReply {
-        var at = sortedNames.lowerBound(prefix)
+        var at = sortedRecords.lowerBound(prefix)
         if let after, Store.precedes(prefix, after) || prefix == after {
-            let from = sortedNames.lowerBound(after)
+            let from = sortedRecords.lowerBound(after)
             if from > at { at = from }
-            if sortedNames.name(at: at) == after { at = sortedNames.after(at) }
+            if sortedRecords.name(at: at) == after { at = sortedRecords.after(at) }
         }
         var states: [StateInfo] = []
         var truncated = false
-        while let name = sortedNames.name(at: at) {
+        while let r = sortedRecords.entry(at: at) {
+            let name = r.name
             guard StateName.has(name, prefix: prefix) else { break }
-            if visible(name), let r = records[name] {
+            if visible(name) {
                 if states.count == count { truncated = true; break }
                 let type: ValueType
                 do { type = try r.value.type } catch { throw VarlinkError(error, name: name) }
                 states.append(StateInfo(name: name, type: type, modified: r.modified))
             }
-            at = sortedNames.after(at)
+            at = sortedRecords.after(at)
         }
         return ListReply(states: states, revision: revision, truncated: truncated)
     }
@@ -291,10 +328,10 @@ public final class Store {
     /// The names starting with `prefix`, in byte order.
     func names(withPrefix prefix: String) -> [String] {
         var out: [String] = []
-        var at = sortedNames.lowerBound(prefix)
-        while let name = sortedNames.name(at: at), StateName.has(name, prefix: prefix) {
+        var at = sortedRecords.lowerBound(prefix)
+        while let name = sortedRecords.name(at: at), StateName.has(name, prefix: prefix) {
             out.append(name)
-            at = sortedNames.after(at)
+            at = sortedRecords.after(at)
         }
         return out
     }
@@ -678,14 +715,14 @@ public final class Store {
             quarantined[r.name] = nil
             quarantinedModified[r.name] = nil
         }
-        sortedNames.insert(r.name)
+        sortedRecords.insert(r)
     }
 
     func delete(_ name: String) {
         guard let r = records.removeValue(forKey: name) else { return }
         dropEncoded(r)
         free(r)
-        sortedNames.remove(name)
+        sortedRecords.remove(name)
     }
 
     /// Frees a record's runtime state; a failure is reported (it was
@@ -811,19 +848,40 @@ public final class Store {
 
 }
 
-/// Names in byte order, in sorted chunks of at most `chunkLimit` names
-/// (none empty; every name of a chunk precedes every name of the next).
-/// A sorted array moved every name after the new one on each insert: n/2
-/// on average, 500 k string copies per new state at 1 M states. Here an
-/// insert is two binary searches (O(log n)), a shift inside one chunk (at
-/// most `chunkLimit`) and, when the chunk splits, a shift of the chunk
-/// list (n / (chunkLimit / 2) references: 2,000 at 1 M names, the
+/// What a `SortedList` keeps in its name's byte order: a name, or a
+/// record (the store's list: a reference, 8 bytes, where a name is 16).
+protocol SortedEntry {
+    var sortName: String { get }
+}
+
+extension String: SortedEntry {
+    var sortName: String { self }
+}
+
+extension StateRecord: SortedEntry {
+    var sortName: String { name }
+}
+
+/// The names of the tests' checks (a list of names alone).
+typealias SortedNames = SortedList<String>
+
+/// Entries in their names' byte order, in sorted chunks of at most
+/// `chunkLimit` (none empty; every name of a chunk precedes every name of
+/// the next). A sorted array moved every name after the new one on each
+/// insert: n/2 on average, 500 k string copies per new state at 1 M states.
+/// Here an insert is two binary searches (O(log n)), a shift inside one
+/// chunk (at most `chunkLimit`) and, when the chunk splits, a shift of the
+/// chunk list (n / (chunkLimit / 2) references: 2,000 at 1 M names, the
 /// `--max-states` default) — a B-tree of two levels, enough under that
 /// bound without swift-collections. Removal is the same; a chunk that
 /// empties goes.
-struct SortedNames {
-    static let chunkLimit = 1024
-    private(set) var chunks: [[String]] = []
+///
+/// The store keeps its records here, not their names: at a million states
+/// the names (16 bytes each, in chunks that kept the room they had before
+/// a split) cost 22 MB more (docs/benchmarks.d/30-scale.md).
+struct SortedList<Entry: SortedEntry> {
+    static var chunkLimit: Int { 1024 }
+    private(set) var chunks: [[Entry]] = []
     private(set) var count = 0
 
     /// Where a name is (or would be): its chunk and index in it;
@@ -838,25 +896,29 @@ struct SortedNames {
 
     var end: Position { Position(chunk: chunks.count, index: 0) }
 
-    /// The first name not before `name`.
+    /// The first entry whose name is not before `name`.
     func lowerBound(_ name: String) -> Position {
         var lo = 0, hi = chunks.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if Store.precedes(chunks[mid][chunks[mid].count - 1], name) { lo = mid + 1 } else { hi = mid }
+            if Store.precedes(chunks[mid][chunks[mid].count - 1].sortName, name) { lo = mid + 1 } else { hi = mid }
         }
         guard lo < chunks.count else { return end }
         let chunk = chunks[lo]
         var a = 0, b = chunk.count
         while a < b {
             let mid = (a + b) / 2
-            if Store.precedes(chunk[mid], name) { a = mid + 1 } else { b = mid }
+            if Store.precedes(chunk[mid].sortName, name) { a = mid + 1 } else { b = mid }
         }
         return Position(chunk: lo, index: a)  // a < chunk.count: its last name is not before `name`
     }
 
-    func name(at p: Position) -> String? {
+    func entry(at p: Position) -> Entry? {
         p.chunk < chunks.count ? chunks[p.chunk][p.index] : nil
+    }
+
+    func name(at p: Position) -> String? {
+        entry(at: p)?.sortName
     }
 
     func after(_ p: Position) -> Position {
@@ -865,29 +927,32 @@ struct SortedNames {
             : Position(chunk: p.chunk + 1, index: 0)
     }
 
-    /// Adds `name`; false when it is there already.
+    /// Adds `entry`; false when one of its name is there already.
     @discardableResult
-    mutating func insert(_ name: String) -> Bool {
+    mutating func insert(_ entry: Entry) -> Bool {
+        let name = entry.sortName
         var p = lowerBound(name)
         if name == self.name(at: p) { return false }
         if chunks.isEmpty {
-            chunks.append([name])
+            chunks.append([entry])
             count = 1
             return true
         }
         if p.chunk == chunks.count { p = Position(chunk: chunks.count - 1, index: chunks[chunks.count - 1].count) }
-        chunks[p.chunk].insert(name, at: p.index)
+        chunks[p.chunk].insert(entry, at: p.index)
         count += 1
-        if chunks[p.chunk].count > SortedNames.chunkLimit {
-            let half = chunks[p.chunk].count / 2
-            let upper = Array(chunks[p.chunk][half...])
-            chunks[p.chunk].removeSubrange(half...)
-            chunks.insert(upper, at: p.chunk + 1)
+        if chunks[p.chunk].count > Self.chunkLimit {
+            // Two new arrays of their size: the full one would keep its
+            // room (twice the limit) under the lower half.
+            let full = chunks[p.chunk]
+            let half = full.count / 2
+            chunks[p.chunk] = Array(full[..<half])
+            chunks.insert(Array(full[half...]), at: p.chunk + 1)
         }
         return true
     }
 
-    /// Removes `name`; false when it was not there.
+    /// Removes the entry named `name`; false when none was there.
     @discardableResult
     mutating func remove(_ name: String) -> Bool {
         let p = lowerBound(name)
@@ -898,8 +963,8 @@ struct SortedNames {
         return true
     }
 
-    /// Every name, in order (tests).
-    var all: [String] { chunks.flatMap { $0 } }
+    /// Every entry, in order.
+    var all: [Entry] { chunks.flatMap { $0 } }
 }
 
 /// Carries a VarlinkError through the runtime's transaction body, which

@@ -236,9 +236,8 @@ extension Store {
             try copy.start(epoch: epoch)
             var images: [StateImage] = []
             images.reserveCapacity(records.count)
-            for name in sortedNames.all {
-                guard let r = records[name] else { continue }
-                images.append(StateImage(name: name, value: try r.value, modified: r.modified, descriptor: r.descriptor))
+            for r in sortedRecords.all {
+                images.append(StateImage(name: r.name, value: try r.value, modified: r.modified, descriptor: r.descriptor))
             }
             try copy.record(Commit(revision: revision, changes: [], tag: nil, origin: nil), states: images)
             try copy.sync()

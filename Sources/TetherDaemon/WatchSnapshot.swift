@@ -45,9 +45,9 @@ extension Store {
     /// names (no copy of them).
     func name(withPrefix prefix: String, after: String?) -> String? {
         let from = after.map { Store.precedes($0, prefix) ? prefix : $0 } ?? prefix
-        var p = sortedNames.lowerBound(from)
-        if let after, sortedNames.name(at: p) == after { p = sortedNames.after(p) }
-        guard let name = sortedNames.name(at: p), StateName.has(name, prefix: prefix) else { return nil }
+        var p = sortedRecords.lowerBound(from)
+        if let after, sortedRecords.name(at: p) == after { p = sortedRecords.after(p) }
+        guard let name = sortedRecords.name(at: p), StateName.has(name, prefix: prefix) else { return nil }
         return name
     }
 }
