@@ -17,10 +17,15 @@ final class RecordTableTests: XCTestCase {
         }
         var table = RecordTable()
         var reference: [String: StateRecord] = [:]
-        var generator = SplitMix(seed: 36)
+        // A fixed sequence (Knuth's MMIX LCG, high bits): the same every run.
+        var x: UInt64 = 36
+        func next() -> UInt64 {
+            x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return x >> 33
+        }
         for i in 0..<20_000 {
-            let name = "s\(generator.next() % 3000)"
-            switch generator.next() % 10 {
+            let name = "s\(next() % 3000)"
+            switch next() % 10 {
             case 0..<6:
                 let r = try record(name)
                 table[name] = r
@@ -53,18 +58,5 @@ final class RecordTableTests: XCTestCase {
         table.reserveCapacity(100)
         table["s1"] = try record("s1")
         XCTAssertEqual(table.count, 1)
-    }
-}
-
-/// A small deterministic generator (the test's sequence is the same every run).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
