@@ -29,7 +29,7 @@ func jsonQuoted(_ s: String) -> String {
     return String(decoding: out, as: UTF8.self)
 }
 
-struct JSONWriter {
+package struct JSONWriter {
     let pretty: Bool
 
     /// One open container. The writer keeps its own stack so that no value
@@ -118,7 +118,7 @@ struct JSONWriter {
         return JSONPointer(tokens: tokens).description
     }
 
-    static func writeInt(_ n: Int64, into out: inout [UInt8]) {
+    package static func writeInt(_ n: Int64, into out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
         // 20 digits hold UInt64.max; fill from the right, then copy.
@@ -137,7 +137,7 @@ struct JSONWriter {
     /// double, and is JSON syntax for finite values ("1e-05", "1e+20", "-0.0").
     /// It already writes integral doubles as "1.0" or "1e+16"; the check below
     /// keeps "reads back as a double, not an int" true should that ever change.
-    static func writeDouble(_ d: Double, into out: inout [UInt8]) {
+    package static func writeDouble(_ d: Double, into out: inout [UInt8]) {
         let text = d.description.utf8
         out.append(contentsOf: text)
         if !text.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
@@ -174,7 +174,7 @@ struct JSONWriter {
         return i
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    package static func writeString(_ s: String, into out: inout [UInt8]) {
         var s = s
         s.withUTF8 { bytes in
             out.reserveGrowing(bytes.count + 2)
