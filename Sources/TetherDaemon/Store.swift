@@ -483,15 +483,19 @@ public final class Store {
     /// a state that exists, without a TransactionPlan: no overlay
     /// dictionary, no `Set` of changed names, no arrays of touched records
     /// (~5 k of a Set's instructions, docs/daemon-performance.md). The same
-    /// checks in the same order inside the same runtime transaction, and
-    /// the same errors once `write` has named them.
+    /// checks in the same order inside the same runtime transaction (the
+    /// name's aside: `write`'s callers made it), and the same errors once
+    /// `write` has named them.
     private func setWhole(_ r: StateRecord, to value: Value, _ op: Op, tag: String?, origin: UInt64?) throws(VarlinkError) -> WriteReply {
         /// The checks and the write; whether it changed the value, or nil
         /// when the runtime transaction staged it (decided at its commit).
         func stage() throws -> Bool? {
             let size: Int
             do throws(VarlinkError) {
-                try StateName.check(op.name, parameter: "ops[0].name", limits: limits)
+                // No name check here (apply's plan has one): every caller of
+                // `write` checked the name before its peer's rights
+                // (SetParameters, Session.handleSimpleSet), and a record of
+                // that name exists; a second check was ~90 instructions a Set.
                 size = try checkSize(value, name: op.name)
             } catch {
                 throw WrappedVarlinkError(error: error)
