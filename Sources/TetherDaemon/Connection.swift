@@ -29,6 +29,12 @@ final class Connection {
         self.pipe = pipe
     }
 
+    deinit {
+        // The session may outlive its connection (the service holds it
+        // until its calls are answered): it must not name a freed one.
+        if let session, session.connection === self { session.connection = nil }
+    }
+
     private var stream: UnsafeMutablePointer<uv_stream_t> {
         UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_stream_t.self)
     }

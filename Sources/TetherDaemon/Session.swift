@@ -32,8 +32,13 @@ public final class Session {
     var watcher: Watcher?
     /// Whether the session is in the service's list of sessions to flush.
     var queued = false
-    /// The transport, told when there is output (nil in tests).
-    weak var connection: Connection?
+    /// The transport, told when there is output (nil in tests). Not a
+    /// `weak` reference: a weak reference gives its object a side table,
+    /// and every retain and release of the connection then took the slow
+    /// path (~250 instructions a Set, docs/daemon-performance.md). The
+    /// connection owns this session and clears this back reference in its
+    /// `deinit`, so it never names a freed connection.
+    unowned(unsafe) var connection: Connection?
     /// Bytes handed to the socket that the peer has not read yet (the
     /// transport keeps it current).
     public internal(set) var unwritten = 0
