@@ -100,50 +100,49 @@ extension Store {
     /// Appends `fragment(of: value)` to `out`; false, with nothing
     /// appended, for what does not go this way.
     static func appendFragment(of value: Value, to out: inout [UInt8]) -> Bool {
+        if case .null = value { return false }
+        let start = out.count
+        out.append(contentsOf: #""value":"#.utf8)
         // A scalar, what most states hold, is written directly: through the
         // general writer (its stack of levels, a second write for the type's
         // name, the search for bytes) a Get of an int cost 1,254
         // instructions here (callgrind, `profile_tetherd.py get`).
         switch value {
-        case .null:
-            return false
-        case .int(let n):
-            out.append(contentsOf: #""value":"#.utf8)
-            JSONWriter.writeInt(n, into: &out)
-            out.append(contentsOf: #","type":"int""#.utf8)
-            return true
-        case .bool(let b):
-            out.append(contentsOf: (b ? #""value":true,"type":"bool""# : #""value":false,"type":"bool""#).utf8)
-            return true
-        case .double(let d) where d.isFinite:
-            out.append(contentsOf: #""value":"#.utf8)
-            JSONWriter.writeDouble(d, into: &out)
-            out.append(contentsOf: #","type":"double""#.utf8)
-            return true
-        case .string(let s):
-            out.append(contentsOf: #""value":"#.utf8)
-            JSONWriter.writeString(s, into: &out)
-            out.append(contentsOf: #","type":"string""#.utf8)
-            return true
+        case .int(let n): JSONWriter.writeInt(n, into: &out)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .double(let d) where d.isFinite: JSONWriter.writeDouble(d, into: &out)
+        case .string(let s): JSONWriter.writeString(s, into: &out)
         default:
-            break
-        }
-        let start = out.count
-        out.append(contentsOf: #""value":"#.utf8)
-        do {
-            try value.writeJSON(into: &out)
-            let pointers = BytesAt.pointers(in: value)
-            if !pointers.isEmpty {
-                out.append(contentsOf: #","bytes_at":"#.utf8)
-                try Value.array(pointers.map(Value.string)).writeJSON(into: &out)
+            do {
+                try value.writeJSON(into: &out)
+                let pointers = BytesAt.pointers(in: value)
+                if !pointers.isEmpty {
+                    out.append(contentsOf: #","bytes_at":"#.utf8)
+                    try Value.array(pointers.map(Value.string)).writeJSON(into: &out)
+                }
+            } catch {
+                out.removeSubrange(start...)
+                return false
             }
-            out.append(contentsOf: #","type":"#.utf8)
-            try Value.string(value.type.wireName).writeJSON(into: &out)
-        } catch {
-            out.removeSubrange(start...)
-            return false
         }
+        let tail = typeTail(value.type)
+        out.append(contentsOf: UnsafeBufferPointer(start: tail.utf8Start, count: tail.utf8CodeUnitCount))
         return true
+    }
+
+    /// `,"type":"…"` as constant bytes: the type's `wireName` appended as a
+    /// `String` cost a Get ~200 instructions.
+    private static func typeTail(_ type: ValueType) -> StaticString {
+        switch type {
+        case .null: #","type":"null""#
+        case .bool: #","type":"bool""#
+        case .int: #","type":"int""#
+        case .double: #","type":"double""#
+        case .string: #","type":"string""#
+        case .bytes: #","type":"bytes""#
+        case .array: #","type":"array""#
+        case .object: #","type":"object""#
+        }
     }
 
     /// `{"parameters":{` fragment `,"revision":R,"modified":M}}` and the

@@ -52,19 +52,11 @@ struct RecordTable {
     }
 
     subscript(name: String) -> StateRecord? {
-        get { find(name).map { buckets[$0]! } }
-        set {
-            if let newValue {
-                precondition(newValue.name == name, "a record is kept under its own name")
-                insert(newValue)
-            } else {
-                _ = removeValue(forKey: name)
-            }
-        }
+        find(name).map { buckets[$0]! }
     }
 
-    /// Adds the record, or replaces the one with its name.
-    private mutating func insert(_ record: StateRecord) {
+    /// Adds the record under its own name, or replaces the one of that name.
+    mutating func insert(_ record: StateRecord) {
         if let b = find(record.name) {
             buckets[b] = record
             return

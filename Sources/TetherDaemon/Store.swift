@@ -714,7 +714,7 @@ public final class Store {
     }
 
     func insert(_ r: StateRecord) {
-        records[r.name] = r
+        records.insert(r)
         if !quarantined.isEmpty {
             quarantined[r.name] = nil
             quarantinedModified[r.name] = nil

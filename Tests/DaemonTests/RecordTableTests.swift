@@ -28,7 +28,7 @@ final class RecordTableTests: XCTestCase {
             switch next() % 10 {
             case 0..<6:
                 let r = try record(name)
-                table[name] = r
+                table.insert(r)
                 reference[name] = r
             case 6..<9:
                 XCTAssertTrue(table.removeValue(forKey: name) === reference.removeValue(forKey: name), "remove \(name) at step \(i)")
@@ -47,7 +47,7 @@ final class RecordTableTests: XCTestCase {
 
         // "é" precomposed and decomposed are one name, as in a dictionary.
         let composed = try record("caf\u{E9}")
-        table["caf\u{E9}"] = composed
+        table.insert(composed)
         XCTAssertTrue(table["cafe\u{301}"] === composed)
         XCTAssertTrue(table.removeValue(forKey: "cafe\u{301}") === composed)
         XCTAssertNil(table["caf\u{E9}"])
@@ -56,7 +56,7 @@ final class RecordTableTests: XCTestCase {
         XCTAssertEqual(table.count, 0)
         XCTAssertNil(table["s1"])
         table.reserveCapacity(100)
-        table["s1"] = try record("s1")
+        table.insert(try record("s1"))
         XCTAssertEqual(table.count, 1)
     }
 }

@@ -143,7 +143,7 @@ final class SimpleGetCallTests: XCTestCase {
         // its extremes, and strings that need escapes.
         let values: [Value] = [.int(0), .int(-1), .int(.min), .int(.max), .double(0.1), .double(-0.0), .double(1e-7),
                                .double(1.7976931348623157e308), .bool(true), .bool(false), .string("é\u{1}\""), .string(""),
-                               .string("\\/\u{7F}\u{10FFFF}"), .array([.int(1), .null]), .object(object)]
+                               .string("\\/\u{7F}\u{10FFFF}"), .bytes([0, 0xFF]), .array([.int(1), .null]), .object(object)]
         for (i, value) in values.enumerated() {
             try put(d.store, "v\(i)", value)
             var fast: [UInt8] = []
