@@ -95,8 +95,8 @@ final class StateRecord {
     /// `modified` when `encoded` was made: a kept fragment is used only
     /// while they are equal (every commit changing the value moves it).
     var encodedModified: UInt64 {
-        get { extras?.encoded == nil ? 0 : extras!.encodedModified }
-        set { if extras?.encoded != nil { extras!.encodedModified = newValue } }
+        get { extras?.encodedModified ?? 0 }
+        set { extras?.encodedModified = newValue }
     }
 
     var value: Value {
